@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod hashing;
+pub mod page;
 pub mod tokens;
 
 pub use error::{Error, Result};
