@@ -5,9 +5,12 @@
 //! the functions (WASM and native) feed it shards and serve what it returns.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod analysis;
 pub mod error;
 pub mod hashing;
+pub mod lexical;
 pub mod page;
+pub mod shard;
 pub mod tokens;
 
 pub use error::{Error, Result};
