@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod error;
 pub mod hashing;
+pub mod html;
 pub mod lexical;
 pub mod page;
 pub mod shard;
