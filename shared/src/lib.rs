@@ -6,7 +6,9 @@
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
 pub mod error;
+pub mod graph;
 pub mod hashing;
+pub mod spine;
 pub mod tokens;
 
 pub use error::{Error, Result};
