@@ -114,6 +114,11 @@ impl ClusterPath {
         self.child.is_some()
     }
 
+    /// The parent cluster of a sub-cluster; `None` for a top-level cluster.
+    pub fn parent_cluster(&self) -> Option<ClusterPath> {
+        self.child.as_ref().map(|_| self.top_level())
+    }
+
     /// The top-level cluster this path belongs to (itself when top-level).
     pub fn top_level(&self) -> ClusterPath {
         ClusterPath { parent: self.parent.clone(), child: None }
@@ -505,4 +510,389 @@ pub fn briefing_member_order(
         .chain(ranked.into_iter().map(|(_, _, slug)| slug))
         .map(str::to_owned)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn page(slug: &str, page_type: Option<&str>, clusters: &[&str]) -> PageFacts {
+        PageFacts {
+            slug: slug.to_owned(),
+            page_type: page_type.map(str::to_owned),
+            clusters: strings(clusters),
+            has_canonical_id: true,
+            updated: 0,
+        }
+    }
+
+    fn hub(slug: &str, cluster: &str) -> PageFacts {
+        page(slug, Some("hub"), &[cluster])
+    }
+
+    fn member(slug: &str, clusters: &[&str]) -> PageFacts {
+        page(slug, Some("article"), clusters)
+    }
+
+    fn path(raw: &str) -> ClusterPath {
+        ClusterPath::parse(raw).unwrap_or_else(|e| panic!("{raw} should parse: {e}"))
+    }
+
+    fn kinds(spine: &Spine) -> Vec<ConflictKind> {
+        spine.conflicts.iter().map(|c| c.kind).collect()
+    }
+
+    // ---- ClusterPath -------------------------------------------------------------------
+
+    #[test]
+    fn parses_top_level_and_sub_cluster_paths() {
+        assert_eq!(path("machine-learning"), ClusterPath { parent: "machine-learning".into(), child: None });
+        assert_eq!(
+            path("machine-learning/mlops"),
+            ClusterPath { parent: "machine-learning".into(), child: Some("mlops".into()) }
+        );
+        assert_eq!(path("a1-b2/c3").to_string(), "a1-b2/c3");
+        assert_eq!(path("x").to_string(), "x");
+        assert_eq!("k8s/ops".parse::<ClusterPath>(), Ok(path("k8s/ops")));
+    }
+
+    #[test]
+    fn rejects_paths_outside_the_kebab_pattern() {
+        for bad in [
+            "", " ", "Machine-Learning", "machine_learning", "-ml", "ml-", "ml--ops", "a/b/c", "/a",
+            "a/", "a//b", " ml", "ml ", "ml/Ops", "émile", "a b", "a/-b",
+        ] {
+            assert!(!ClusterPath::is_valid(bad), "{bad:?} must be rejected");
+            assert!(matches!(ClusterPath::parse(bad), Err(Error::Invalid(m)) if m.contains("invalid cluster path")));
+        }
+    }
+
+    #[test]
+    fn descendant_test_is_segment_aware() {
+        let ml = path("machine-learning");
+        assert!(ml.is_self_or_descendant_of(&ml));
+        assert!(path("machine-learning/mlops").is_self_or_descendant_of(&ml));
+        assert!(!path("machine-learning-ops").is_self_or_descendant_of(&ml));
+        assert!(!path("machine-learning-ops/x").is_self_or_descendant_of(&ml));
+        assert!(!ml.is_self_or_descendant_of(&path("machine-learning/mlops")));
+        assert!(!path("machine-learning/mlops").is_self_or_descendant_of(&path("machine-learning/ml")));
+        assert!(path("machine-learning/mlops").is_self_or_descendant_of(&path("machine-learning/mlops")));
+    }
+
+    #[test]
+    fn parent_of_a_sub_cluster_is_its_leading_segment() {
+        assert_eq!(path("machine-learning/mlops").parent_cluster(), Some(path("machine-learning")));
+        assert_eq!(path("machine-learning").parent_cluster(), None);
+        assert!(path("a/b").is_sub_cluster());
+        assert!(!path("a").is_sub_cluster());
+    }
+
+    #[test]
+    fn orders_like_the_string_form_and_serializes_as_a_string() {
+        let mut paths = vec![path("a-b"), path("a/x"), path("a"), path("ab"), path("a/b")];
+        paths.sort();
+        let names: Vec<String> = paths.iter().map(ToString::to_string).collect();
+        let mut expected = names.clone();
+        expected.sort();
+        assert_eq!(names, expected);
+        assert_eq!(names, ["a", "a-b", "a/b", "a/x", "ab"]);
+
+        let json = serde_json::to_string(&path("ml/ops")).ok();
+        assert_eq!(json.as_deref(), Some("\"ml/ops\""));
+        assert_eq!(serde_json::from_str::<ClusterPath>("\"ml/ops\"").ok(), Some(path("ml/ops")));
+        assert!(serde_json::from_str::<ClusterPath>("\"ML\"").is_err());
+    }
+
+    // ---- memberships -------------------------------------------------------------------
+
+    #[test]
+    fn memberships_are_trimmed_deduplicated_in_first_position_blanks_dropped() {
+        assert_eq!(
+            memberships(&strings(&[" b ", "", "a", "   ", "b", "c", "a"])),
+            strings(&["b", "a", "c"])
+        );
+        assert!(memberships(&[]).is_empty());
+        assert!(memberships(&strings(&["", "  "])).is_empty());
+        assert_eq!(memberships(&strings(&["solo"])), strings(&["solo"]));
+    }
+
+    // ---- projection --------------------------------------------------------------------
+
+    #[test]
+    fn hub_declares_its_cluster_and_is_a_member() {
+        let spine = Spine::project(&[hub("MLHub", "machine-learning"), member("Backprop", &["machine-learning"])]);
+        let ml = spine.cluster("machine-learning").cloned();
+        assert_eq!(
+            ml,
+            Some(Cluster {
+                name: "machine-learning".into(),
+                hub: Some("MLHub".into()),
+                direct_members: strings(&["Backprop", "MLHub"]),
+                sub_clusters: vec![],
+            })
+        );
+        assert_eq!(spine.members("machine-learning"), strings(&["Backprop", "MLHub"]));
+        assert_eq!(spine.hubs(), 1);
+        assert!(spine.conflicts.is_empty());
+        assert!(spine.headless().is_empty());
+        assert_eq!(spine.cluster("unknown"), None);
+        assert!(spine.members("unknown").is_empty());
+    }
+
+    #[test]
+    fn hub_type_is_case_insensitive() {
+        let spine = Spine::project(&[page("A", Some(" HUB "), &["x"]), page("B", Some("Hub"), &["y"])]);
+        assert_eq!(spine.hubs(), 2);
+        assert!(!page("C", Some("hubs"), &["z"]).is_hub());
+        assert!(!page("D", None, &["z"]).is_hub());
+    }
+
+    #[test]
+    fn lowest_slug_wins_a_duplicate_declaration_whatever_the_input_order() {
+        let pages = vec![hub("ZetaHub", "ml"), hub("AlphaHub", "ml"), hub("MidHub", "ml")];
+        let mut reversed = pages.clone();
+        reversed.reverse();
+        let spine = Spine::project(&pages);
+        assert_eq!(spine, Spine::project(&reversed), "projection must not depend on input order");
+        assert_eq!(spine.cluster("ml").and_then(|c| c.hub.clone()), Some("AlphaHub".into()));
+        let losers: Vec<&Conflict> = spine.conflicts_of(ConflictKind::DuplicateClusterDeclaration).collect();
+        assert_eq!(losers.len(), 2);
+        assert_eq!(losers.iter().map(|c| c.slugs.clone()).collect::<Vec<_>>(), [strings(&["MidHub"]), strings(&["ZetaHub"])]);
+        assert!(losers.iter().all(|c| c.cluster.as_deref() == Some("ml") && c.message.contains("AlphaHub")));
+        // The losing hubs remain members of the cluster.
+        assert_eq!(spine.members("ml"), strings(&["AlphaHub", "MidHub", "ZetaHub"]));
+    }
+
+    #[test]
+    fn clusterless_hub_is_reported() {
+        let spine = Spine::project(&[page("LonelyHub", Some("hub"), &[]), page("BlankHub", Some("hub"), &["  "])]);
+        assert_eq!(kinds(&spine), [ConflictKind::ClusterlessHub, ConflictKind::ClusterlessHub]);
+        assert_eq!(spine.conflicts.first().map(|c| c.slugs.clone()), Some(strings(&["BlankHub"])));
+        assert!(spine.clusters.is_empty());
+    }
+
+    #[test]
+    fn multi_cluster_hub_declares_only_its_first_and_joins_the_rest() {
+        let spine = Spine::project(&[page("MLHub", Some("hub"), &["machine-learning", "quantitative-finance"])]);
+        assert_eq!(spine.cluster("machine-learning").and_then(|c| c.hub.clone()), Some("MLHub".into()));
+        let qf = spine.cluster("quantitative-finance");
+        assert_eq!(qf.map(|c| c.hub.clone()), Some(None), "a secondary membership never declares");
+        assert_eq!(spine.members("quantitative-finance"), strings(&["MLHub"]));
+        let multi: Vec<&Conflict> = spine.conflicts_of(ConflictKind::MultiClusterHub).collect();
+        assert_eq!(multi.len(), 1);
+        assert_eq!(multi.first().map(|c| (c.cluster.clone(), c.slugs.clone())), Some((Some("machine-learning".into()), strings(&["MLHub"]))));
+        assert_eq!(spine.headless(), strings(&["quantitative-finance"]));
+    }
+
+    #[test]
+    fn headless_cluster_exists_for_membership_queries() {
+        let spine = Spine::project(&[member("Lisp", &["computer-science"]), member("Prolog", &["computer-science"])]);
+        let cs = spine.cluster("computer-science").cloned();
+        assert_eq!(cs.as_ref().map(|c| c.hub.clone()), Some(None));
+        assert_eq!(spine.members("computer-science"), strings(&["Lisp", "Prolog"]));
+        assert_eq!(spine.headless(), strings(&["computer-science"]));
+        assert_eq!(
+            spine.conflicts,
+            [Conflict {
+                kind: ConflictKind::HeadlessCluster,
+                cluster: Some("computer-science".into()),
+                slugs: strings(&["Lisp", "Prolog"]),
+                message: "cluster 'computer-science' has 2 member(s) but no hub declaring it".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn sub_cluster_under_an_undeclared_parent_is_reported() {
+        let spine = Spine::project(&[hub("OpsHub", "ml/ops"), member("Serving", &["ml/ops"])]);
+        assert_eq!(kinds(&spine), [ConflictKind::HeadlessCluster, ConflictKind::UndeclaredCluster]);
+        let undeclared = spine.conflicts_of(ConflictKind::UndeclaredCluster).next().cloned();
+        assert_eq!(undeclared.map(|c| (c.cluster, c.slugs)), Some((Some("ml/ops".into()), strings(&["OpsHub", "Serving"]))));
+        // The implied parent exists, headless, and reaches the sub-cluster's members.
+        assert_eq!(spine.cluster("ml").map(|c| (c.hub.clone(), c.sub_clusters.clone())), Some((None, strings(&["ml/ops"]))));
+        assert_eq!(spine.members("ml"), strings(&["OpsHub", "Serving"]));
+        assert_eq!(spine.headless(), strings(&["ml"]));
+        assert_eq!((spine.hubs(), spine.sub_cluster_count(), spine.top_level_count()), (1, 1, 1));
+    }
+
+    #[test]
+    fn invalid_paths_are_conflicts_not_crashes() {
+        let spine = Spine::project(&[
+            member("A", &["Machine Learning", "ml"]),
+            member("B", &["Machine Learning"]),
+            page("BadHub", Some("hub"), &["a/b/c", "ml"]),
+        ]);
+        let invalid: Vec<(Option<String>, Vec<String>)> = spine
+            .conflicts_of(ConflictKind::InvalidClusterPath)
+            .map(|c| (c.cluster.clone(), c.slugs.clone()))
+            .collect();
+        assert_eq!(
+            invalid,
+            [(Some("Machine Learning".into()), strings(&["A", "B"])), (Some("a/b/c".into()), strings(&["BadHub"]))]
+        );
+        // Only valid paths become clusters; a hub with an invalid primary declares nothing.
+        assert_eq!(spine.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["ml"]);
+        assert_eq!(spine.cluster("ml").map(|c| c.hub.clone()), Some(None));
+        assert_eq!(spine.clusters_of("A"), strings(&["ml"]));
+        assert_eq!(spine.clusters_of("B"), Vec::<String>::new());
+        assert!(spine.conflicts_of(ConflictKind::ClusterlessHub).next().is_none());
+    }
+
+    #[test]
+    fn missing_canonical_id_is_reported_per_page() {
+        let mut orphan = member("News", &["ml"]);
+        orphan.has_canonical_id = false;
+        let mut other = member("ArtHistory", &[]);
+        other.has_canonical_id = false;
+        let spine = Spine::project(&[hub("MLHub", "ml"), orphan, other]);
+        let missing: Vec<Vec<String>> =
+            spine.conflicts_of(ConflictKind::MissingCanonicalId).map(|c| c.slugs.clone()).collect();
+        assert_eq!(missing, [strings(&["ArtHistory"]), strings(&["News"])]);
+        assert_eq!(spine.members("ml"), strings(&["MLHub", "News"]), "still a member");
+    }
+
+    #[test]
+    fn every_conflict_kind_serializes_screaming_snake_case() {
+        let names: Vec<String> = [
+            ConflictKind::MissingCanonicalId,
+            ConflictKind::DuplicateClusterDeclaration,
+            ConflictKind::ClusterlessHub,
+            ConflictKind::MultiClusterHub,
+            ConflictKind::HeadlessCluster,
+            ConflictKind::UndeclaredCluster,
+            ConflictKind::InvalidClusterPath,
+        ]
+        .iter()
+        .filter_map(|k| serde_json::to_string(k).ok())
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "\"MISSING_CANONICAL_ID\"",
+                "\"DUPLICATE_CLUSTER_DECLARATION\"",
+                "\"CLUSTERLESS_HUB\"",
+                "\"MULTI_CLUSTER_HUB\"",
+                "\"HEADLESS_CLUSTER\"",
+                "\"UNDECLARED_CLUSTER\"",
+                "\"INVALID_CLUSTER_PATH\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn sub_cluster_membership_is_transitive_upward_only() {
+        let spine = Spine::project(&[
+            hub("MLHub", "machine-learning"),
+            hub("OpsHub", "machine-learning/mlops"),
+            member("Backprop", &["machine-learning"]),
+            member("Serving", &["machine-learning/mlops"]),
+            member("Unrelated", &["machine-learning-ops"]),
+        ]);
+        assert_eq!(spine.members("machine-learning"), strings(&["Backprop", "MLHub", "OpsHub", "Serving"]));
+        assert_eq!(spine.members("machine-learning/mlops"), strings(&["OpsHub", "Serving"]), "child excludes parent's pages");
+        assert_eq!(spine.members("machine-learning-ops"), strings(&["Unrelated"]));
+        assert_eq!(spine.cluster("machine-learning").map(|c| c.sub_clusters.clone()), Some(strings(&["machine-learning/mlops"])));
+        assert_eq!(spine.cluster("machine-learning").map(|c| c.direct_members.clone()), Some(strings(&["Backprop", "MLHub"])));
+        assert_eq!(
+            spine.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["machine-learning", "machine-learning-ops", "machine-learning/mlops"]
+        );
+        assert_eq!((spine.hubs(), spine.sub_cluster_count(), spine.top_level_count()), (2, 1, 2));
+        assert_eq!(spine.headless(), strings(&["machine-learning-ops"]));
+    }
+
+    #[test]
+    fn a_page_naming_parent_and_child_is_counted_once() {
+        let spine = Spine::project(&[
+            hub("MLHub", "machine-learning"),
+            hub("OpsHub", "machine-learning/mlops"),
+            member("InferenceServing", &["machine-learning", "machine-learning/mlops"]),
+        ]);
+        assert_eq!(spine.members("machine-learning"), strings(&["InferenceServing", "MLHub", "OpsHub"]));
+        assert_eq!(spine.clusters_of("InferenceServing"), strings(&["machine-learning", "machine-learning/mlops"]));
+    }
+
+    #[test]
+    fn a_page_is_a_member_of_every_cluster_it_names() {
+        let spine = Spine::project(&[
+            hub("MLHub", "machine-learning"),
+            hub("FinanceHub", "quantitative-finance"),
+            member("PortfolioOptimization", &["quantitative-finance", " machine-learning", "quantitative-finance"]),
+            member("RiskModels", &["quantitative-finance", "machine-learning/mlops"]),
+            hub("OpsHub", "machine-learning/mlops"),
+        ]);
+        assert_eq!(spine.members("machine-learning"), strings(&["MLHub", "OpsHub", "PortfolioOptimization", "RiskModels"]));
+        assert_eq!(spine.members("quantitative-finance"), strings(&["FinanceHub", "PortfolioOptimization", "RiskModels"]));
+        assert_eq!(spine.clusters_of("PortfolioOptimization"), strings(&["quantitative-finance", "machine-learning"]));
+        assert!(spine.clusters_of("Nobody").is_empty());
+        assert!(spine.conflicts.is_empty());
+    }
+
+    #[test]
+    fn duplicate_slug_records_merge() {
+        let spine = Spine::project(&[member("P", &["a"]), member("P", &["b", "a"])]);
+        assert_eq!(spine.members("a"), strings(&["P"]));
+        assert_eq!(spine.members("b"), strings(&["P"]));
+        assert_eq!(spine.clusters_of("P"), strings(&["a", "b"]));
+    }
+
+    #[test]
+    fn spine_round_trips_through_json() {
+        let spine = Spine::project(&[hub("H", "a"), member("M", &["a/b"]), member("X", &["Bad Path"])]);
+        let json = serde_json::to_string(&spine).unwrap_or_default();
+        assert_eq!(serde_json::from_str::<Spine>(&json).ok(), Some(spine));
+    }
+
+    // ---- briefing order ----------------------------------------------------------------
+
+    #[test]
+    fn briefing_order_is_hub_then_intra_cluster_in_degree_then_updated_then_slug() {
+        let pages = [
+            hub("Hub", "c"),
+            member("Popular", &["c"]),
+            member("Linked", &["c/sub"]),
+            member("NewA", &["c"]),
+            member("NewB", &["c"]),
+            member("Old", &["c"]),
+            member("Outsider", &["other"]),
+        ];
+        let spine = Spine::project(&pages);
+        let slugs: Vec<String> = pages.iter().map(|p| p.slug.clone()).collect();
+        let links = vec![
+            strings(&["Popular", "Linked"]), // Hub
+            strings(&["Linked"]),            // Popular
+            strings(&["Popular"]),           // Linked (sub-cluster member counts for the parent)
+            strings(&[]),                    // NewA
+            strings(&[]),                    // NewB
+            strings(&["Hub"]),               // Old
+            strings(&["Old", "Old", "NewA", "NewB"]), // Outsider: links from outside do not count
+        ];
+        let graph = PageGraph::build(&slugs, &links);
+        let updated = |slug: &str| match slug {
+            "NewA" | "NewB" => 300,
+            "Old" => 100,
+            _ => 200,
+        };
+        let order = briefing_member_order(&spine, &graph, "c", &updated);
+        // Popular: Hub + Linked = 2; Linked: Hub + Popular = 2 (tie, same updated → slug);
+        // NewA, NewB, Old: 0 intra-cluster referrers → updated desc, then slug.
+        assert_eq!(order, strings(&["Hub", "Linked", "Popular", "NewA", "NewB", "Old"]));
+        assert!(briefing_member_order(&spine, &graph, "missing", &updated).is_empty());
+        // A headless cluster has no hub to put first.
+        assert_eq!(briefing_member_order(&spine, &graph, "other", &updated), strings(&["Outsider"]));
+        // The sub-cluster only ranks its own members.
+        assert_eq!(briefing_member_order(&spine, &graph, "c/sub", &updated), strings(&["Linked"]));
+    }
+
+    #[test]
+    fn briefing_order_tolerates_members_missing_from_the_graph() {
+        let spine = Spine::project(&[hub("Hub", "c"), member("B", &["c"]), member("A", &["c"])]);
+        let graph = PageGraph::build(&[], &[]);
+        let order = briefing_member_order(&spine, &graph, "c", &|_| 0);
+        assert_eq!(order, strings(&["Hub", "A", "B"]));
+    }
 }
