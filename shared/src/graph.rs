@@ -218,3 +218,169 @@ impl PageGraph {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A graph from `(slug, [targets])` pairs.
+    fn graph(pages: &[(&str, &[&str])]) -> PageGraph {
+        let slugs: Vec<String> = pages.iter().map(|(s, _)| (*s).to_owned()).collect();
+        let links: Vec<Vec<String>> = pages.iter().map(|(_, t)| strings(t)).collect();
+        PageGraph::build(&slugs, &links)
+    }
+
+    fn id(g: &PageGraph, slug: &str) -> u32 {
+        g.node(slug).unwrap_or_else(|| panic!("{slug} is a node"))
+    }
+
+    fn names(g: &PageGraph, nodes: &[u32]) -> Vec<String> {
+        nodes.iter().filter_map(|&n| g.slug(n)).map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn csr_layout_is_sorted_in_both_directions() {
+        let g = graph(&[("C", &["A", "B"]), ("A", &["C", "B"]), ("B", &[])]);
+        assert_eq!(g.nodes, strings(&["A", "B", "C"]));
+        assert_eq!(g.out_offsets, [0, 2, 2, 4]);
+        assert_eq!(g.out_targets, [1, 2, 0, 1]);
+        assert_eq!(g.in_offsets, [0, 1, 3, 4]);
+        assert_eq!(g.in_sources, [2, 0, 2, 0]);
+        assert_eq!((g.node_count(), g.edge_count()), (3, 4));
+        assert_eq!(names(&g, g.out_links(id(&g, "C"))), strings(&["A", "B"]));
+        assert_eq!(names(&g, g.in_links(id(&g, "B"))), strings(&["A", "C"]));
+        assert_eq!(g.out_degree(id(&g, "A")), 2);
+    }
+
+    #[test]
+    fn self_links_missing_targets_and_duplicates_are_dropped() {
+        let g = graph(&[("A", &["A", "Missing", "B", "B", "b", "B "]), ("B", &["A", "A"])]);
+        assert_eq!(g.edge_count(), 2);
+        assert_eq!(names(&g, g.out_links(id(&g, "A"))), strings(&["B"]));
+        assert_eq!(names(&g, g.out_links(id(&g, "B"))), strings(&["A"]));
+        assert_eq!(g.in_degree(id(&g, "B")), 1, "a page linking twice counts once");
+        assert_eq!(g.node("Missing"), None);
+        assert_eq!(g.node("b"), None, "matching is exact, case-sensitive");
+    }
+
+    #[test]
+    fn node_and_slug_lookups_are_inverse_and_bounded() {
+        let g = graph(&[("Zeta", &[]), ("Alpha Page", &[]), ("Mid", &[])]);
+        for slug in ["Alpha Page", "Mid", "Zeta"] {
+            assert_eq!(g.node(slug).and_then(|n| g.slug(n)), Some(slug));
+        }
+        assert_eq!(g.slug(3), None);
+        assert!(g.out_links(99).is_empty());
+        assert!(g.in_links(u32::MAX).is_empty());
+        assert_eq!(g.in_degree(u32::MAX), 0);
+        assert!(g.neighbours(42, Direction::Both, 3, 10).is_empty());
+    }
+
+    #[test]
+    fn duplicate_slugs_merge_and_ragged_links_are_tolerated() {
+        let slugs = strings(&["A", "B", "A", "C"]);
+        let links = vec![strings(&["B"]), strings(&[]), strings(&["C"])]; // C has no entry
+        let g = PageGraph::build(&slugs, &links);
+        assert_eq!(g.nodes, strings(&["A", "B", "C"]));
+        assert_eq!(names(&g, g.out_links(id(&g, "A"))), strings(&["B", "C"]));
+        assert!(g.out_links(id(&g, "C")).is_empty());
+        let empty = PageGraph::build(&[], &[strings(&["X"])]);
+        assert_eq!((empty.node_count(), empty.edge_count()), (0, 0));
+        assert_eq!(empty.out_offsets, [0]);
+    }
+
+    #[test]
+    fn in_degree_counts_distinct_referrers() {
+        let g = graph(&[("Hub", &["A", "B"]), ("A", &["B", "B", "Hub"]), ("B", &[]), ("C", &["B"])]);
+        assert_eq!(g.in_degree(id(&g, "B")), 3);
+        assert_eq!(g.in_degree(id(&g, "A")), 1);
+        assert_eq!(g.in_degree(id(&g, "Hub")), 1);
+        assert_eq!(g.in_degree(id(&g, "C")), 0);
+    }
+
+    #[test]
+    fn intra_cluster_in_degree_counts_only_member_referrers() {
+        let g = graph(&[("Hub", &["A", "B"]), ("A", &["B"]), ("B", &[]), ("Out", &["B", "A"])]);
+        let members = g.nodes_of(["Hub", "A", "B", "NotAPage"]);
+        assert_eq!(names(&g, &members), strings(&["A", "B", "Hub"]));
+        assert_eq!(g.intra_cluster_in_degree(id(&g, "B"), &members), 2);
+        assert_eq!(g.intra_cluster_in_degree(id(&g, "A"), &members), 1);
+        assert_eq!(g.intra_cluster_in_degree(id(&g, "Hub"), &members), 0);
+        // Unsorted, duplicated member lists give the same answer.
+        let messy = [id(&g, "Hub"), id(&g, "B"), id(&g, "A"), id(&g, "Hub")];
+        assert_eq!(g.intra_cluster_in_degree(id(&g, "B"), &messy), 2);
+        assert_eq!(g.intra_cluster_in_degree(id(&g, "B"), &[]), 0);
+    }
+
+    /// A → B → C → D, E → A, plus B → E.
+    fn chain() -> PageGraph {
+        graph(&[("A", &["B"]), ("B", &["C", "E"]), ("C", &["D"]), ("D", &[]), ("E", &["A"])])
+    }
+
+    fn walk(g: &PageGraph, from: &str, direction: Direction, depth: u32, limit: usize) -> Vec<(String, u32)> {
+        g.neighbours(id(g, from), direction, depth, limit)
+            .into_iter()
+            .filter_map(|(n, d)| g.slug(n).map(|s| (s.to_owned(), d)))
+            .collect()
+    }
+
+    fn pairs(items: &[(&str, u32)]) -> Vec<(String, u32)> {
+        items.iter().map(|(s, d)| ((*s).to_owned(), *d)).collect()
+    }
+
+    #[test]
+    fn neighbours_walk_outgoing_links_breadth_first() {
+        let g = chain();
+        assert_eq!(walk(&g, "A", Direction::Out, 1, 10), pairs(&[("B", 1)]));
+        assert_eq!(walk(&g, "A", Direction::Out, 2, 10), pairs(&[("B", 1), ("C", 2), ("E", 2)]));
+        assert_eq!(walk(&g, "A", Direction::Out, 9, 10), pairs(&[("B", 1), ("C", 2), ("E", 2), ("D", 3)]));
+        assert!(walk(&g, "D", Direction::Out, 3, 10).is_empty());
+        assert!(walk(&g, "A", Direction::Out, 0, 10).is_empty());
+    }
+
+    #[test]
+    fn neighbours_walk_incoming_links() {
+        let g = chain();
+        assert_eq!(walk(&g, "A", Direction::In, 1, 10), pairs(&[("E", 1)]));
+        assert_eq!(walk(&g, "D", Direction::In, 9, 10), pairs(&[("C", 1), ("B", 2), ("A", 3), ("E", 4)]));
+    }
+
+    #[test]
+    fn neighbours_walk_both_directions_each_node_once_at_its_shortest_distance() {
+        let g = chain();
+        assert_eq!(walk(&g, "A", Direction::Both, 1, 10), pairs(&[("B", 1), ("E", 1)]));
+        assert_eq!(walk(&g, "A", Direction::Both, 2, 10), pairs(&[("B", 1), ("E", 1), ("C", 2)]));
+        assert_eq!(walk(&g, "C", Direction::Both, 5, 10), pairs(&[("B", 1), ("D", 1), ("A", 2), ("E", 2)]));
+    }
+
+    #[test]
+    fn neighbours_respect_the_limit_in_order() {
+        let g = chain();
+        assert_eq!(walk(&g, "C", Direction::Both, 5, 3), pairs(&[("B", 1), ("D", 1), ("A", 2)]));
+        assert!(walk(&g, "C", Direction::Both, 5, 0).is_empty());
+    }
+
+    #[test]
+    fn corrupt_offsets_never_panic() {
+        let mut g = chain();
+        g.out_offsets = vec![0, 99, 1];
+        g.in_offsets.clear();
+        assert!(g.out_links(0).is_empty());
+        assert!(g.out_links(1).is_empty());
+        assert!(g.in_links(0).is_empty());
+        let _ = g.neighbours(0, Direction::Both, 3, 10);
+    }
+
+    #[test]
+    fn graph_and_direction_round_trip_through_json() {
+        let g = chain();
+        let json = serde_json::to_string(&g).unwrap_or_default();
+        assert_eq!(serde_json::from_str::<PageGraph>(&json).ok(), Some(g));
+        assert_eq!(serde_json::to_string(&Direction::Both).ok().as_deref(), Some("\"both\""));
+        assert_eq!(serde_json::from_str::<Direction>("\"in\"").ok(), Some(Direction::In));
+    }
+}
