@@ -78,10 +78,15 @@ impl PageGraph {
         nodes.dedup();
         nodes.truncate((u32::MAX - 1) as usize);
 
-        let mut graph = PageGraph { nodes, ..PageGraph::default() };
+        let mut graph = PageGraph {
+            nodes,
+            ..PageGraph::default()
+        };
         let mut edges: BTreeSet<(u32, u32)> = BTreeSet::new();
         for (slug, targets) in slugs.iter().zip(links) {
-            let Some(source) = graph.node(slug) else { continue };
+            let Some(source) = graph.node(slug) else {
+                continue;
+            };
             for target in targets {
                 if let Some(target) = graph.node(target).filter(|&t| t != source) {
                     if edges.len() >= u32::MAX as usize {
@@ -116,7 +121,10 @@ impl PageGraph {
 
     /// The node of `slug` (exact match), if the page exists.
     pub fn node(&self, slug: &str) -> Option<u32> {
-        self.nodes.binary_search_by(|n| n.as_str().cmp(slug)).ok().map(to_u32)
+        self.nodes
+            .binary_search_by(|n| n.as_str().cmp(slug))
+            .ok()
+            .map(to_u32)
     }
 
     /// The slug of `node`, if it exists.
@@ -135,7 +143,10 @@ impl PageGraph {
     /// malformed (e.g. corrupt deserialized) graph.
     fn row<'a>(offsets: &[u32], values: &'a [u32], node: u32) -> &'a [u32] {
         let i = node as usize;
-        match (offsets.get(i), i.checked_add(1).and_then(|j| offsets.get(j))) {
+        match (
+            offsets.get(i),
+            i.checked_add(1).and_then(|j| offsets.get(j)),
+        ) {
             (Some(&start), Some(&end)) => values.get(start as usize..end as usize).unwrap_or(&[]),
             _ => &[],
         }
@@ -166,7 +177,10 @@ impl PageGraph {
     /// though sorted input (as [`PageGraph::nodes_of`] returns) avoids a copy.
     pub fn intra_cluster_in_degree(&self, node: u32, cluster_members: &[u32]) -> u32 {
         let sorted_copy;
-        let members = if cluster_members.windows(2).all(|w| matches!(w, [a, b] if a <= b)) {
+        let members = if cluster_members
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if a <= b))
+        {
             cluster_members
         } else {
             let mut copy = cluster_members.to_vec();
@@ -186,7 +200,13 @@ impl PageGraph {
     /// Returns `(node, distance)` pairs, the start node excluded, ordered by distance and
     /// then by node (i.e. slug) ascending, truncated to `limit` entries. Unknown node,
     /// `depth == 0` or `limit == 0` ⇒ empty.
-    pub fn neighbours(&self, node: u32, direction: Direction, depth: u32, limit: usize) -> Vec<(u32, u32)> {
+    pub fn neighbours(
+        &self,
+        node: u32,
+        direction: Direction,
+        depth: u32,
+        limit: usize,
+    ) -> Vec<(u32, u32)> {
         let mut out = Vec::new();
         if self.slug(node).is_none() || depth == 0 || limit == 0 {
             return out;
@@ -201,7 +221,12 @@ impl PageGraph {
                     Direction::In => (&[], self.in_links(current)),
                     Direction::Both => (self.out_links(current), self.in_links(current)),
                 };
-                next.extend(outgoing.iter().chain(incoming).filter(|n| !seen.contains(n)));
+                next.extend(
+                    outgoing
+                        .iter()
+                        .chain(incoming)
+                        .filter(|n| !seen.contains(n)),
+                );
             }
             if next.is_empty() {
                 break;
@@ -239,7 +264,11 @@ mod tests {
     }
 
     fn names(g: &PageGraph, nodes: &[u32]) -> Vec<String> {
-        nodes.iter().filter_map(|&n| g.slug(n)).map(str::to_owned).collect()
+        nodes
+            .iter()
+            .filter_map(|&n| g.slug(n))
+            .map(str::to_owned)
+            .collect()
     }
 
     #[test]
@@ -258,11 +287,18 @@ mod tests {
 
     #[test]
     fn self_links_missing_targets_and_duplicates_are_dropped() {
-        let g = graph(&[("A", &["A", "Missing", "B", "B", "b", "B "]), ("B", &["A", "A"])]);
+        let g = graph(&[
+            ("A", &["A", "Missing", "B", "B", "b", "B "]),
+            ("B", &["A", "A"]),
+        ]);
         assert_eq!(g.edge_count(), 2);
         assert_eq!(names(&g, g.out_links(id(&g, "A"))), strings(&["B"]));
         assert_eq!(names(&g, g.out_links(id(&g, "B"))), strings(&["A"]));
-        assert_eq!(g.in_degree(id(&g, "B")), 1, "a page linking twice counts once");
+        assert_eq!(
+            g.in_degree(id(&g, "B")),
+            1,
+            "a page linking twice counts once"
+        );
         assert_eq!(g.node("Missing"), None);
         assert_eq!(g.node("b"), None, "matching is exact, case-sensitive");
     }
@@ -295,7 +331,12 @@ mod tests {
 
     #[test]
     fn in_degree_counts_distinct_referrers() {
-        let g = graph(&[("Hub", &["A", "B"]), ("A", &["B", "B", "Hub"]), ("B", &[]), ("C", &["B"])]);
+        let g = graph(&[
+            ("Hub", &["A", "B"]),
+            ("A", &["B", "B", "Hub"]),
+            ("B", &[]),
+            ("C", &["B"]),
+        ]);
         assert_eq!(g.in_degree(id(&g, "B")), 3);
         assert_eq!(g.in_degree(id(&g, "A")), 1);
         assert_eq!(g.in_degree(id(&g, "Hub")), 1);
@@ -304,7 +345,12 @@ mod tests {
 
     #[test]
     fn intra_cluster_in_degree_counts_only_member_referrers() {
-        let g = graph(&[("Hub", &["A", "B"]), ("A", &["B"]), ("B", &[]), ("Out", &["B", "A"])]);
+        let g = graph(&[
+            ("Hub", &["A", "B"]),
+            ("A", &["B"]),
+            ("B", &[]),
+            ("Out", &["B", "A"]),
+        ]);
         let members = g.nodes_of(["Hub", "A", "B", "NotAPage"]);
         assert_eq!(names(&g, &members), strings(&["A", "B", "Hub"]));
         assert_eq!(g.intra_cluster_in_degree(id(&g, "B"), &members), 2);
@@ -318,10 +364,22 @@ mod tests {
 
     /// A → B → C → D, E → A, plus B → E.
     fn chain() -> PageGraph {
-        graph(&[("A", &["B"]), ("B", &["C", "E"]), ("C", &["D"]), ("D", &[]), ("E", &["A"])])
+        graph(&[
+            ("A", &["B"]),
+            ("B", &["C", "E"]),
+            ("C", &["D"]),
+            ("D", &[]),
+            ("E", &["A"]),
+        ])
     }
 
-    fn walk(g: &PageGraph, from: &str, direction: Direction, depth: u32, limit: usize) -> Vec<(String, u32)> {
+    fn walk(
+        g: &PageGraph,
+        from: &str,
+        direction: Direction,
+        depth: u32,
+        limit: usize,
+    ) -> Vec<(String, u32)> {
         g.neighbours(id(g, from), direction, depth, limit)
             .into_iter()
             .filter_map(|(n, d)| g.slug(n).map(|s| (s.to_owned(), d)))
@@ -336,8 +394,14 @@ mod tests {
     fn neighbours_walk_outgoing_links_breadth_first() {
         let g = chain();
         assert_eq!(walk(&g, "A", Direction::Out, 1, 10), pairs(&[("B", 1)]));
-        assert_eq!(walk(&g, "A", Direction::Out, 2, 10), pairs(&[("B", 1), ("C", 2), ("E", 2)]));
-        assert_eq!(walk(&g, "A", Direction::Out, 9, 10), pairs(&[("B", 1), ("C", 2), ("E", 2), ("D", 3)]));
+        assert_eq!(
+            walk(&g, "A", Direction::Out, 2, 10),
+            pairs(&[("B", 1), ("C", 2), ("E", 2)])
+        );
+        assert_eq!(
+            walk(&g, "A", Direction::Out, 9, 10),
+            pairs(&[("B", 1), ("C", 2), ("E", 2), ("D", 3)])
+        );
         assert!(walk(&g, "D", Direction::Out, 3, 10).is_empty());
         assert!(walk(&g, "A", Direction::Out, 0, 10).is_empty());
     }
@@ -346,21 +410,36 @@ mod tests {
     fn neighbours_walk_incoming_links() {
         let g = chain();
         assert_eq!(walk(&g, "A", Direction::In, 1, 10), pairs(&[("E", 1)]));
-        assert_eq!(walk(&g, "D", Direction::In, 9, 10), pairs(&[("C", 1), ("B", 2), ("A", 3), ("E", 4)]));
+        assert_eq!(
+            walk(&g, "D", Direction::In, 9, 10),
+            pairs(&[("C", 1), ("B", 2), ("A", 3), ("E", 4)])
+        );
     }
 
     #[test]
     fn neighbours_walk_both_directions_each_node_once_at_its_shortest_distance() {
         let g = chain();
-        assert_eq!(walk(&g, "A", Direction::Both, 1, 10), pairs(&[("B", 1), ("E", 1)]));
-        assert_eq!(walk(&g, "A", Direction::Both, 2, 10), pairs(&[("B", 1), ("E", 1), ("C", 2)]));
-        assert_eq!(walk(&g, "C", Direction::Both, 5, 10), pairs(&[("B", 1), ("D", 1), ("A", 2), ("E", 2)]));
+        assert_eq!(
+            walk(&g, "A", Direction::Both, 1, 10),
+            pairs(&[("B", 1), ("E", 1)])
+        );
+        assert_eq!(
+            walk(&g, "A", Direction::Both, 2, 10),
+            pairs(&[("B", 1), ("E", 1), ("C", 2)])
+        );
+        assert_eq!(
+            walk(&g, "C", Direction::Both, 5, 10),
+            pairs(&[("B", 1), ("D", 1), ("A", 2), ("E", 2)])
+        );
     }
 
     #[test]
     fn neighbours_respect_the_limit_in_order() {
         let g = chain();
-        assert_eq!(walk(&g, "C", Direction::Both, 5, 3), pairs(&[("B", 1), ("D", 1), ("A", 2)]));
+        assert_eq!(
+            walk(&g, "C", Direction::Both, 5, 3),
+            pairs(&[("B", 1), ("D", 1), ("A", 2)])
+        );
         assert!(walk(&g, "C", Direction::Both, 5, 0).is_empty());
     }
 
@@ -380,7 +459,13 @@ mod tests {
         let g = chain();
         let json = serde_json::to_string(&g).unwrap_or_default();
         assert_eq!(serde_json::from_str::<PageGraph>(&json).ok(), Some(g));
-        assert_eq!(serde_json::to_string(&Direction::Both).ok().as_deref(), Some("\"both\""));
-        assert_eq!(serde_json::from_str::<Direction>("\"in\"").ok(), Some(Direction::In));
+        assert_eq!(
+            serde_json::to_string(&Direction::Both).ok().as_deref(),
+            Some("\"both\"")
+        );
+        assert_eq!(
+            serde_json::from_str::<Direction>("\"in\"").ok(),
+            Some(Direction::In)
+        );
     }
 }

@@ -76,9 +76,12 @@ pub struct ClusterPath {
 /// Whether `segment` matches `[a-z0-9]+(-[a-z0-9]+)*`.
 fn is_kebab_segment(segment: &str) -> bool {
     !segment.is_empty()
-        && segment
-            .split('-')
-            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+        && segment.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
 }
 
 impl ClusterPath {
@@ -92,7 +95,10 @@ impl ClusterPath {
             ))
         };
         let mut segments = raw.split(SEPARATOR);
-        let parent = segments.next().filter(|s| is_kebab_segment(s)).ok_or_else(invalid)?;
+        let parent = segments
+            .next()
+            .filter(|s| is_kebab_segment(s))
+            .ok_or_else(invalid)?;
         let child = match segments.next() {
             None => None,
             Some(child) if is_kebab_segment(child) => Some(child.to_owned()),
@@ -101,7 +107,10 @@ impl ClusterPath {
         if segments.next().is_some() {
             return Err(invalid());
         }
-        Ok(ClusterPath { parent: parent.to_owned(), child })
+        Ok(ClusterPath {
+            parent: parent.to_owned(),
+            child,
+        })
     }
 
     /// Whether `raw` is a valid cluster path.
@@ -121,7 +130,10 @@ impl ClusterPath {
 
     /// The top-level cluster this path belongs to (itself when top-level).
     pub fn top_level(&self) -> ClusterPath {
-        ClusterPath { parent: self.parent.clone(), child: None }
+        ClusterPath {
+            parent: self.parent.clone(),
+            child: None,
+        }
     }
 
     /// `true` when `self` is `other` or lies beneath it. Segment-aware:
@@ -134,7 +146,10 @@ impl ClusterPath {
     fn string_bytes(&self) -> impl Iterator<Item = u8> + '_ {
         let child = self.child.as_deref().map(str::as_bytes).unwrap_or_default();
         let separator: &[u8] = if self.child.is_some() { b"/" } else { b"" };
-        self.parent.bytes().chain(separator.iter().copied()).chain(child.iter().copied())
+        self.parent
+            .bytes()
+            .chain(separator.iter().copied())
+            .chain(child.iter().copied())
     }
 }
 
@@ -299,10 +314,10 @@ impl Spine {
                             cluster: Some(first.clone()),
                             slugs: vec![slug.clone()],
                             message: format!(
-                                "hub '{slug}' names {} clusters; it declares only '{first}' and is a \
-                                 plain member of {}",
+                                "hub '{slug}' names {} clusters; it declares only '{first}' \
+                                 and is a plain member of {}",
                                 rest.len() + 1,
-                                rest.iter().map(|r| format!("'{r}'")).collect::<Vec<_>>().join(", ")
+                                quoted_list(rest)
                             ),
                         });
                     }
@@ -311,7 +326,10 @@ impl Spine {
 
             for (position, name) in names.iter().enumerate() {
                 let Ok(path) = ClusterPath::parse(name) else {
-                    invalid.entry(name.clone()).or_default().insert(slug.clone());
+                    invalid
+                        .entry(name.clone())
+                        .or_default()
+                        .insert(slug.clone());
                     continue;
                 };
                 let state = paths.entry(path).or_default();
@@ -340,8 +358,11 @@ impl Spine {
         }
 
         // Every parent of a referenced sub-cluster exists too, even if nothing names it.
-        let parents: Vec<ClusterPath> =
-            paths.keys().filter(|p| p.is_sub_cluster()).map(ClusterPath::top_level).collect();
+        let parents: Vec<ClusterPath> = paths
+            .keys()
+            .filter(|p| p.is_sub_cluster())
+            .map(ClusterPath::top_level)
+            .collect();
         for parent in parents {
             paths.entry(parent).or_default();
         }
@@ -349,7 +370,9 @@ impl Spine {
         // Sub-cluster lists, keyed by parent name.
         let mut subs: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for path in paths.keys().filter(|p| p.is_sub_cluster()) {
-            subs.entry(path.parent.clone()).or_default().push(path.to_string());
+            subs.entry(path.parent.clone())
+                .or_default()
+                .push(path.to_string());
         }
 
         let mut clusters = Vec::with_capacity(paths.len());
@@ -363,8 +386,8 @@ impl Spine {
                     cluster: Some(name.clone()),
                     slugs: vec![loser.clone()],
                     message: format!(
-                        "cluster '{name}' is already declared by '{}'; exactly one hub may declare a \
-                         cluster (the lowest slug wins)",
+                        "cluster '{name}' is already declared by '{}'; exactly one hub \
+                         may declare a cluster (the lowest slug wins)",
                         hub.as_deref().unwrap_or_default()
                     ),
                 });
@@ -385,8 +408,9 @@ impl Spine {
                 });
             }
             if path.is_sub_cluster() {
-                let parent_has_hub =
-                    paths.get(&path.top_level()).is_some_and(|parent| !parent.hubs.is_empty());
+                let parent_has_hub = paths
+                    .get(&path.top_level())
+                    .is_some_and(|parent| !parent.hubs.is_empty());
                 if !parent_has_hub {
                     conflicts.insert(Conflict {
                         kind: ConflictKind::UndeclaredCluster,
@@ -414,7 +438,11 @@ impl Spine {
         // invariant local and explicit.
         clusters.sort_by(|a, b| a.name.cmp(&b.name));
 
-        Spine { clusters, conflicts: conflicts.into_iter().collect(), page_clusters }
+        Spine {
+            clusters,
+            conflicts: conflicts.into_iter().collect(),
+            page_clusters,
+        }
     }
 
     /// The cluster named exactly `name` (headless clusters included), if any.
@@ -445,7 +473,10 @@ impl Spine {
 
     /// Number of sub-clusters (`parent/child` paths).
     pub fn sub_cluster_count(&self) -> usize {
-        self.clusters.iter().filter(|c| c.name.contains(SEPARATOR)).count()
+        self.clusters
+            .iter()
+            .filter(|c| c.name.contains(SEPARATOR))
+            .count()
     }
 
     /// Number of top-level clusters.
@@ -455,7 +486,11 @@ impl Spine {
 
     /// Names of the clusters without a declaring hub, sorted.
     pub fn headless(&self) -> Vec<String> {
-        self.clusters.iter().filter(|c| c.hub.is_none()).map(|c| c.name.clone()).collect()
+        self.clusters
+            .iter()
+            .filter(|c| c.hub.is_none())
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     /// The valid memberships of a page in declared order (primary first); empty when the
@@ -472,7 +507,11 @@ impl Spine {
 
 /// `'a', 'b'` for diagnostics.
 fn quoted_list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
-    items.into_iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ")
+    items
+        .into_iter()
+        .map(|s| format!("'{s}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The product's briefing order for a cluster's members (CONTRACT §3.1): the declaring hub
@@ -550,10 +589,19 @@ mod tests {
 
     #[test]
     fn parses_top_level_and_sub_cluster_paths() {
-        assert_eq!(path("machine-learning"), ClusterPath { parent: "machine-learning".into(), child: None });
+        assert_eq!(
+            path("machine-learning"),
+            ClusterPath {
+                parent: "machine-learning".into(),
+                child: None
+            }
+        );
         assert_eq!(
             path("machine-learning/mlops"),
-            ClusterPath { parent: "machine-learning".into(), child: Some("mlops".into()) }
+            ClusterPath {
+                parent: "machine-learning".into(),
+                child: Some("mlops".into())
+            }
         );
         assert_eq!(path("a1-b2/c3").to_string(), "a1-b2/c3");
         assert_eq!(path("x").to_string(), "x");
@@ -563,11 +611,27 @@ mod tests {
     #[test]
     fn rejects_paths_outside_the_kebab_pattern() {
         for bad in [
-            "", " ", "Machine-Learning", "machine_learning", "-ml", "ml-", "ml--ops", "a/b/c", "/a",
-            "a/", "a//b", " ml", "ml ", "ml/Ops", "émile", "a b", "a/-b",
+            "",
+            " ",
+            "Machine-Learning",
+            "machine_learning",
+            "-ml",
+            "ml-",
+            "ml--ops",
+            "a/b/c",
+            "/a",
+            "a/",
+            "a//b",
+            " ml",
+            "ml ",
+            "ml/Ops",
+            "émile",
+            "a b",
+            "a/-b",
         ] {
             assert!(!ClusterPath::is_valid(bad), "{bad:?} must be rejected");
-            assert!(matches!(ClusterPath::parse(bad), Err(Error::Invalid(m)) if m.contains("invalid cluster path")));
+            let err = ClusterPath::parse(bad);
+            assert!(matches!(err, Err(Error::Invalid(m)) if m.contains("invalid cluster path")));
         }
     }
 
@@ -579,13 +643,19 @@ mod tests {
         assert!(!path("machine-learning-ops").is_self_or_descendant_of(&ml));
         assert!(!path("machine-learning-ops/x").is_self_or_descendant_of(&ml));
         assert!(!ml.is_self_or_descendant_of(&path("machine-learning/mlops")));
-        assert!(!path("machine-learning/mlops").is_self_or_descendant_of(&path("machine-learning/ml")));
-        assert!(path("machine-learning/mlops").is_self_or_descendant_of(&path("machine-learning/mlops")));
+        assert!(
+            !path("machine-learning/mlops").is_self_or_descendant_of(&path("machine-learning/ml"))
+        );
+        assert!(path("machine-learning/mlops")
+            .is_self_or_descendant_of(&path("machine-learning/mlops")));
     }
 
     #[test]
     fn parent_of_a_sub_cluster_is_its_leading_segment() {
-        assert_eq!(path("machine-learning/mlops").parent_cluster(), Some(path("machine-learning")));
+        assert_eq!(
+            path("machine-learning/mlops").parent_cluster(),
+            Some(path("machine-learning"))
+        );
         assert_eq!(path("machine-learning").parent_cluster(), None);
         assert!(path("a/b").is_sub_cluster());
         assert!(!path("a").is_sub_cluster());
@@ -593,7 +663,7 @@ mod tests {
 
     #[test]
     fn orders_like_the_string_form_and_serializes_as_a_string() {
-        let mut paths = vec![path("a-b"), path("a/x"), path("a"), path("ab"), path("a/b")];
+        let mut paths = [path("a-b"), path("a/x"), path("a"), path("ab"), path("a/b")];
         paths.sort();
         let names: Vec<String> = paths.iter().map(ToString::to_string).collect();
         let mut expected = names.clone();
@@ -603,7 +673,10 @@ mod tests {
 
         let json = serde_json::to_string(&path("ml/ops")).ok();
         assert_eq!(json.as_deref(), Some("\"ml/ops\""));
-        assert_eq!(serde_json::from_str::<ClusterPath>("\"ml/ops\"").ok(), Some(path("ml/ops")));
+        assert_eq!(
+            serde_json::from_str::<ClusterPath>("\"ml/ops\"").ok(),
+            Some(path("ml/ops"))
+        );
         assert!(serde_json::from_str::<ClusterPath>("\"ML\"").is_err());
     }
 
@@ -624,7 +697,10 @@ mod tests {
 
     #[test]
     fn hub_declares_its_cluster_and_is_a_member() {
-        let spine = Spine::project(&[hub("MLHub", "machine-learning"), member("Backprop", &["machine-learning"])]);
+        let spine = Spine::project(&[
+            hub("MLHub", "machine-learning"),
+            member("Backprop", &["machine-learning"]),
+        ]);
         let ml = spine.cluster("machine-learning").cloned();
         assert_eq!(
             ml,
@@ -635,7 +711,10 @@ mod tests {
                 sub_clusters: vec![],
             })
         );
-        assert_eq!(spine.members("machine-learning"), strings(&["Backprop", "MLHub"]));
+        assert_eq!(
+            spine.members("machine-learning"),
+            strings(&["Backprop", "MLHub"])
+        );
         assert_eq!(spine.hubs(), 1);
         assert!(spine.conflicts.is_empty());
         assert!(spine.headless().is_empty());
@@ -645,7 +724,10 @@ mod tests {
 
     #[test]
     fn hub_type_is_case_insensitive() {
-        let spine = Spine::project(&[page("A", Some(" HUB "), &["x"]), page("B", Some("Hub"), &["y"])]);
+        let spine = Spine::project(&[
+            page("A", Some(" HUB "), &["x"]),
+            page("B", Some("Hub"), &["y"]),
+        ]);
         assert_eq!(spine.hubs(), 2);
         assert!(!page("C", Some("hubs"), &["z"]).is_hub());
         assert!(!page("D", None, &["z"]).is_hub());
@@ -653,47 +735,99 @@ mod tests {
 
     #[test]
     fn lowest_slug_wins_a_duplicate_declaration_whatever_the_input_order() {
-        let pages = vec![hub("ZetaHub", "ml"), hub("AlphaHub", "ml"), hub("MidHub", "ml")];
+        let pages = vec![
+            hub("ZetaHub", "ml"),
+            hub("AlphaHub", "ml"),
+            hub("MidHub", "ml"),
+        ];
         let mut reversed = pages.clone();
         reversed.reverse();
         let spine = Spine::project(&pages);
-        assert_eq!(spine, Spine::project(&reversed), "projection must not depend on input order");
-        assert_eq!(spine.cluster("ml").and_then(|c| c.hub.clone()), Some("AlphaHub".into()));
-        let losers: Vec<&Conflict> = spine.conflicts_of(ConflictKind::DuplicateClusterDeclaration).collect();
+        assert_eq!(
+            spine,
+            Spine::project(&reversed),
+            "projection must not depend on input order"
+        );
+        assert_eq!(
+            spine.cluster("ml").and_then(|c| c.hub.clone()),
+            Some("AlphaHub".into())
+        );
+        let losers: Vec<&Conflict> = spine
+            .conflicts_of(ConflictKind::DuplicateClusterDeclaration)
+            .collect();
         assert_eq!(losers.len(), 2);
-        assert_eq!(losers.iter().map(|c| c.slugs.clone()).collect::<Vec<_>>(), [strings(&["MidHub"]), strings(&["ZetaHub"])]);
-        assert!(losers.iter().all(|c| c.cluster.as_deref() == Some("ml") && c.message.contains("AlphaHub")));
+        assert_eq!(
+            losers.iter().map(|c| c.slugs.clone()).collect::<Vec<_>>(),
+            [strings(&["MidHub"]), strings(&["ZetaHub"])]
+        );
+        assert!(losers
+            .iter()
+            .all(|c| c.cluster.as_deref() == Some("ml") && c.message.contains("AlphaHub")));
         // The losing hubs remain members of the cluster.
-        assert_eq!(spine.members("ml"), strings(&["AlphaHub", "MidHub", "ZetaHub"]));
+        assert_eq!(
+            spine.members("ml"),
+            strings(&["AlphaHub", "MidHub", "ZetaHub"])
+        );
     }
 
     #[test]
     fn clusterless_hub_is_reported() {
-        let spine = Spine::project(&[page("LonelyHub", Some("hub"), &[]), page("BlankHub", Some("hub"), &["  "])]);
-        assert_eq!(kinds(&spine), [ConflictKind::ClusterlessHub, ConflictKind::ClusterlessHub]);
-        assert_eq!(spine.conflicts.first().map(|c| c.slugs.clone()), Some(strings(&["BlankHub"])));
+        let spine = Spine::project(&[
+            page("LonelyHub", Some("hub"), &[]),
+            page("BlankHub", Some("hub"), &["  "]),
+        ]);
+        assert_eq!(
+            kinds(&spine),
+            [ConflictKind::ClusterlessHub, ConflictKind::ClusterlessHub]
+        );
+        assert_eq!(
+            spine.conflicts.first().map(|c| c.slugs.clone()),
+            Some(strings(&["BlankHub"]))
+        );
         assert!(spine.clusters.is_empty());
     }
 
     #[test]
     fn multi_cluster_hub_declares_only_its_first_and_joins_the_rest() {
-        let spine = Spine::project(&[page("MLHub", Some("hub"), &["machine-learning", "quantitative-finance"])]);
-        assert_eq!(spine.cluster("machine-learning").and_then(|c| c.hub.clone()), Some("MLHub".into()));
+        let spine = Spine::project(&[page(
+            "MLHub",
+            Some("hub"),
+            &["machine-learning", "quantitative-finance"],
+        )]);
+        assert_eq!(
+            spine
+                .cluster("machine-learning")
+                .and_then(|c| c.hub.clone()),
+            Some("MLHub".into())
+        );
         let qf = spine.cluster("quantitative-finance");
-        assert_eq!(qf.map(|c| c.hub.clone()), Some(None), "a secondary membership never declares");
+        assert_eq!(
+            qf.map(|c| c.hub.clone()),
+            Some(None),
+            "a secondary membership never declares"
+        );
         assert_eq!(spine.members("quantitative-finance"), strings(&["MLHub"]));
         let multi: Vec<&Conflict> = spine.conflicts_of(ConflictKind::MultiClusterHub).collect();
         assert_eq!(multi.len(), 1);
-        assert_eq!(multi.first().map(|c| (c.cluster.clone(), c.slugs.clone())), Some((Some("machine-learning".into()), strings(&["MLHub"]))));
+        assert_eq!(
+            multi.first().map(|c| (c.cluster.clone(), c.slugs.clone())),
+            Some((Some("machine-learning".into()), strings(&["MLHub"])))
+        );
         assert_eq!(spine.headless(), strings(&["quantitative-finance"]));
     }
 
     #[test]
     fn headless_cluster_exists_for_membership_queries() {
-        let spine = Spine::project(&[member("Lisp", &["computer-science"]), member("Prolog", &["computer-science"])]);
+        let spine = Spine::project(&[
+            member("Lisp", &["computer-science"]),
+            member("Prolog", &["computer-science"]),
+        ]);
         let cs = spine.cluster("computer-science").cloned();
         assert_eq!(cs.as_ref().map(|c| c.hub.clone()), Some(None));
-        assert_eq!(spine.members("computer-science"), strings(&["Lisp", "Prolog"]));
+        assert_eq!(
+            spine.members("computer-science"),
+            strings(&["Lisp", "Prolog"])
+        );
         assert_eq!(spine.headless(), strings(&["computer-science"]));
         assert_eq!(
             spine.conflicts,
@@ -701,7 +835,8 @@ mod tests {
                 kind: ConflictKind::HeadlessCluster,
                 cluster: Some("computer-science".into()),
                 slugs: strings(&["Lisp", "Prolog"]),
-                message: "cluster 'computer-science' has 2 member(s) but no hub declaring it".into(),
+                message: "cluster 'computer-science' has 2 member(s) but no hub declaring it"
+                    .into(),
             }]
         );
     }
@@ -709,14 +844,38 @@ mod tests {
     #[test]
     fn sub_cluster_under_an_undeclared_parent_is_reported() {
         let spine = Spine::project(&[hub("OpsHub", "ml/ops"), member("Serving", &["ml/ops"])]);
-        assert_eq!(kinds(&spine), [ConflictKind::HeadlessCluster, ConflictKind::UndeclaredCluster]);
-        let undeclared = spine.conflicts_of(ConflictKind::UndeclaredCluster).next().cloned();
-        assert_eq!(undeclared.map(|c| (c.cluster, c.slugs)), Some((Some("ml/ops".into()), strings(&["OpsHub", "Serving"]))));
+        assert_eq!(
+            kinds(&spine),
+            [
+                ConflictKind::HeadlessCluster,
+                ConflictKind::UndeclaredCluster
+            ]
+        );
+        let undeclared = spine
+            .conflicts_of(ConflictKind::UndeclaredCluster)
+            .next()
+            .cloned();
+        assert_eq!(
+            undeclared.map(|c| (c.cluster, c.slugs)),
+            Some((Some("ml/ops".into()), strings(&["OpsHub", "Serving"])))
+        );
         // The implied parent exists, headless, and reaches the sub-cluster's members.
-        assert_eq!(spine.cluster("ml").map(|c| (c.hub.clone(), c.sub_clusters.clone())), Some((None, strings(&["ml/ops"]))));
+        assert_eq!(
+            spine
+                .cluster("ml")
+                .map(|c| (c.hub.clone(), c.sub_clusters.clone())),
+            Some((None, strings(&["ml/ops"])))
+        );
         assert_eq!(spine.members("ml"), strings(&["OpsHub", "Serving"]));
         assert_eq!(spine.headless(), strings(&["ml"]));
-        assert_eq!((spine.hubs(), spine.sub_cluster_count(), spine.top_level_count()), (1, 1, 1));
+        assert_eq!(
+            (
+                spine.hubs(),
+                spine.sub_cluster_count(),
+                spine.top_level_count()
+            ),
+            (1, 1, 1)
+        );
     }
 
     #[test]
@@ -732,14 +891,27 @@ mod tests {
             .collect();
         assert_eq!(
             invalid,
-            [(Some("Machine Learning".into()), strings(&["A", "B"])), (Some("a/b/c".into()), strings(&["BadHub"]))]
+            [
+                (Some("Machine Learning".into()), strings(&["A", "B"])),
+                (Some("a/b/c".into()), strings(&["BadHub"]))
+            ]
         );
         // Only valid paths become clusters; a hub with an invalid primary declares nothing.
-        assert_eq!(spine.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["ml"]);
+        assert_eq!(
+            spine
+                .clusters
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            ["ml"]
+        );
         assert_eq!(spine.cluster("ml").map(|c| c.hub.clone()), Some(None));
         assert_eq!(spine.clusters_of("A"), strings(&["ml"]));
         assert_eq!(spine.clusters_of("B"), Vec::<String>::new());
-        assert!(spine.conflicts_of(ConflictKind::ClusterlessHub).next().is_none());
+        assert!(spine
+            .conflicts_of(ConflictKind::ClusterlessHub)
+            .next()
+            .is_none());
     }
 
     #[test]
@@ -749,10 +921,16 @@ mod tests {
         let mut other = member("ArtHistory", &[]);
         other.has_canonical_id = false;
         let spine = Spine::project(&[hub("MLHub", "ml"), orphan, other]);
-        let missing: Vec<Vec<String>> =
-            spine.conflicts_of(ConflictKind::MissingCanonicalId).map(|c| c.slugs.clone()).collect();
+        let missing: Vec<Vec<String>> = spine
+            .conflicts_of(ConflictKind::MissingCanonicalId)
+            .map(|c| c.slugs.clone())
+            .collect();
         assert_eq!(missing, [strings(&["ArtHistory"]), strings(&["News"])]);
-        assert_eq!(spine.members("ml"), strings(&["MLHub", "News"]), "still a member");
+        assert_eq!(
+            spine.members("ml"),
+            strings(&["MLHub", "News"]),
+            "still a member"
+        );
     }
 
     #[test]
@@ -792,16 +970,51 @@ mod tests {
             member("Serving", &["machine-learning/mlops"]),
             member("Unrelated", &["machine-learning-ops"]),
         ]);
-        assert_eq!(spine.members("machine-learning"), strings(&["Backprop", "MLHub", "OpsHub", "Serving"]));
-        assert_eq!(spine.members("machine-learning/mlops"), strings(&["OpsHub", "Serving"]), "child excludes parent's pages");
-        assert_eq!(spine.members("machine-learning-ops"), strings(&["Unrelated"]));
-        assert_eq!(spine.cluster("machine-learning").map(|c| c.sub_clusters.clone()), Some(strings(&["machine-learning/mlops"])));
-        assert_eq!(spine.cluster("machine-learning").map(|c| c.direct_members.clone()), Some(strings(&["Backprop", "MLHub"])));
         assert_eq!(
-            spine.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
-            ["machine-learning", "machine-learning-ops", "machine-learning/mlops"]
+            spine.members("machine-learning"),
+            strings(&["Backprop", "MLHub", "OpsHub", "Serving"])
         );
-        assert_eq!((spine.hubs(), spine.sub_cluster_count(), spine.top_level_count()), (2, 1, 2));
+        assert_eq!(
+            spine.members("machine-learning/mlops"),
+            strings(&["OpsHub", "Serving"]),
+            "child excludes parent's pages"
+        );
+        assert_eq!(
+            spine.members("machine-learning-ops"),
+            strings(&["Unrelated"])
+        );
+        assert_eq!(
+            spine
+                .cluster("machine-learning")
+                .map(|c| c.sub_clusters.clone()),
+            Some(strings(&["machine-learning/mlops"]))
+        );
+        assert_eq!(
+            spine
+                .cluster("machine-learning")
+                .map(|c| c.direct_members.clone()),
+            Some(strings(&["Backprop", "MLHub"]))
+        );
+        assert_eq!(
+            spine
+                .clusters
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>(),
+            [
+                "machine-learning",
+                "machine-learning-ops",
+                "machine-learning/mlops"
+            ]
+        );
+        assert_eq!(
+            (
+                spine.hubs(),
+                spine.sub_cluster_count(),
+                spine.top_level_count()
+            ),
+            (2, 1, 2)
+        );
         assert_eq!(spine.headless(), strings(&["machine-learning-ops"]));
     }
 
@@ -810,10 +1023,19 @@ mod tests {
         let spine = Spine::project(&[
             hub("MLHub", "machine-learning"),
             hub("OpsHub", "machine-learning/mlops"),
-            member("InferenceServing", &["machine-learning", "machine-learning/mlops"]),
+            member(
+                "InferenceServing",
+                &["machine-learning", "machine-learning/mlops"],
+            ),
         ]);
-        assert_eq!(spine.members("machine-learning"), strings(&["InferenceServing", "MLHub", "OpsHub"]));
-        assert_eq!(spine.clusters_of("InferenceServing"), strings(&["machine-learning", "machine-learning/mlops"]));
+        assert_eq!(
+            spine.members("machine-learning"),
+            strings(&["InferenceServing", "MLHub", "OpsHub"])
+        );
+        assert_eq!(
+            spine.clusters_of("InferenceServing"),
+            strings(&["machine-learning", "machine-learning/mlops"])
+        );
     }
 
     #[test]
@@ -821,13 +1043,32 @@ mod tests {
         let spine = Spine::project(&[
             hub("MLHub", "machine-learning"),
             hub("FinanceHub", "quantitative-finance"),
-            member("PortfolioOptimization", &["quantitative-finance", " machine-learning", "quantitative-finance"]),
-            member("RiskModels", &["quantitative-finance", "machine-learning/mlops"]),
+            member(
+                "PortfolioOptimization",
+                &[
+                    "quantitative-finance",
+                    " machine-learning",
+                    "quantitative-finance",
+                ],
+            ),
+            member(
+                "RiskModels",
+                &["quantitative-finance", "machine-learning/mlops"],
+            ),
             hub("OpsHub", "machine-learning/mlops"),
         ]);
-        assert_eq!(spine.members("machine-learning"), strings(&["MLHub", "OpsHub", "PortfolioOptimization", "RiskModels"]));
-        assert_eq!(spine.members("quantitative-finance"), strings(&["FinanceHub", "PortfolioOptimization", "RiskModels"]));
-        assert_eq!(spine.clusters_of("PortfolioOptimization"), strings(&["quantitative-finance", "machine-learning"]));
+        assert_eq!(
+            spine.members("machine-learning"),
+            strings(&["MLHub", "OpsHub", "PortfolioOptimization", "RiskModels"])
+        );
+        assert_eq!(
+            spine.members("quantitative-finance"),
+            strings(&["FinanceHub", "PortfolioOptimization", "RiskModels"])
+        );
+        assert_eq!(
+            spine.clusters_of("PortfolioOptimization"),
+            strings(&["quantitative-finance", "machine-learning"])
+        );
         assert!(spine.clusters_of("Nobody").is_empty());
         assert!(spine.conflicts.is_empty());
     }
@@ -842,7 +1083,11 @@ mod tests {
 
     #[test]
     fn spine_round_trips_through_json() {
-        let spine = Spine::project(&[hub("H", "a"), member("M", &["a/b"]), member("X", &["Bad Path"])]);
+        let spine = Spine::project(&[
+            hub("H", "a"),
+            member("M", &["a/b"]),
+            member("X", &["Bad Path"]),
+        ]);
         let json = serde_json::to_string(&spine).unwrap_or_default();
         assert_eq!(serde_json::from_str::<Spine>(&json).ok(), Some(spine));
     }
@@ -863,12 +1108,12 @@ mod tests {
         let spine = Spine::project(&pages);
         let slugs: Vec<String> = pages.iter().map(|p| p.slug.clone()).collect();
         let links = vec![
-            strings(&["Popular", "Linked"]), // Hub
-            strings(&["Linked"]),            // Popular
-            strings(&["Popular"]),           // Linked (sub-cluster member counts for the parent)
-            strings(&[]),                    // NewA
-            strings(&[]),                    // NewB
-            strings(&["Hub"]),               // Old
+            strings(&["Popular", "Linked"]),          // Hub
+            strings(&["Linked"]),                     // Popular
+            strings(&["Popular"]), // Linked (sub-cluster member counts for the parent)
+            strings(&[]),          // NewA
+            strings(&[]),          // NewB
+            strings(&["Hub"]),     // Old
             strings(&["Old", "Old", "NewA", "NewB"]), // Outsider: links from outside do not count
         ];
         let graph = PageGraph::build(&slugs, &links);
@@ -880,12 +1125,21 @@ mod tests {
         let order = briefing_member_order(&spine, &graph, "c", &updated);
         // Popular: Hub + Linked = 2; Linked: Hub + Popular = 2 (tie, same updated → slug);
         // NewA, NewB, Old: 0 intra-cluster referrers → updated desc, then slug.
-        assert_eq!(order, strings(&["Hub", "Linked", "Popular", "NewA", "NewB", "Old"]));
+        assert_eq!(
+            order,
+            strings(&["Hub", "Linked", "Popular", "NewA", "NewB", "Old"])
+        );
         assert!(briefing_member_order(&spine, &graph, "missing", &updated).is_empty());
         // A headless cluster has no hub to put first.
-        assert_eq!(briefing_member_order(&spine, &graph, "other", &updated), strings(&["Outsider"]));
+        assert_eq!(
+            briefing_member_order(&spine, &graph, "other", &updated),
+            strings(&["Outsider"])
+        );
         // The sub-cluster only ranks its own members.
-        assert_eq!(briefing_member_order(&spine, &graph, "c/sub", &updated), strings(&["Linked"]));
+        assert_eq!(
+            briefing_member_order(&spine, &graph, "c/sub", &updated),
+            strings(&["Linked"])
+        );
     }
 
     #[test]
