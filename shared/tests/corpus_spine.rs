@@ -1,15 +1,18 @@
-//! The spine projected from the real checkout corpus must show REFERENCE §9's taxonomy facts.
+//! The spine and page graph built from the real checkout corpus must show REFERENCE §9's
+//! taxonomy and link facts.
 //!
 //! The corpus is found through `WIKANTIK_CORPUS`, else
 //! `$CARGO_MANIFEST_DIR/../../shared/corpus/wikantik-pages`; without it the test prints a skip
-//! message and passes. The frontmatter read here is deliberately minimal (only `type`,
-//! `cluster`, `canonical_id`) and exists for this test only: the real page reader lives elsewhere.
+//! message and passes. The frontmatter and link reading here is deliberately minimal (`type`,
+//! `cluster`, `canonical_id`, `related`, and a rough `[text](Target)` scan) and exists for
+//! these tests only: the real page reader and link extractor live elsewhere.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_yaml_ng::Value;
-use wikantik::spine::{ConflictKind, PageFacts, Spine};
+use wikantik::graph::{Direction, PageGraph};
+use wikantik::spine::{briefing_member_order, ConflictKind, PageFacts, Spine};
 
 fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("WIKANTIK_CORPUS")
@@ -72,7 +75,14 @@ fn scalar_string(value: &Value) -> Option<String> {
     }
 }
 
-fn facts(slug: String, text: &str) -> Result<PageFacts, String> {
+/// One corpus page as these tests see it.
+struct CorpusPage {
+    facts: PageFacts,
+    /// Link targets: `related:` entries plus body links.
+    links: Vec<String>,
+}
+
+fn facts(slug: String, text: &str) -> Result<CorpusPage, String> {
     let mut page = PageFacts {
         slug,
         page_type: None,
@@ -81,8 +91,10 @@ fn facts(slug: String, text: &str) -> Result<PageFacts, String> {
         updated: 0,
     };
     let Some(block) = frontmatter_block(text) else {
-        return Ok(page);
+        let links = body_links(text);
+        return Ok(CorpusPage { facts: page, links });
     };
+    let body = text.get(block.len() + 8..).unwrap_or_default();
     let yaml: Value = serde_yaml_ng::from_str(block).map_err(|e| e.to_string())?;
     page.page_type = yaml.get("type").and_then(scalar_string);
     page.clusters = match yaml.get("cluster") {
@@ -94,19 +106,60 @@ fn facts(slug: String, text: &str) -> Result<PageFacts, String> {
         .get("canonical_id")
         .and_then(scalar_string)
         .is_some_and(|id| !id.trim().is_empty());
-    Ok(page)
+    let mut links: Vec<String> = match yaml.get("related") {
+        Some(Value::Sequence(items)) => items.iter().filter_map(scalar_string).collect(),
+        _ => Vec::new(),
+    };
+    links.extend(body_links(body));
+    Ok(CorpusPage { facts: page, links })
 }
 
-#[test]
-fn corpus_taxonomy_matches_reference_section_9() {
-    let Some(dir) = corpus_dir() else {
-        println!(
-            "SKIP corpus_taxonomy_matches_reference_section_9: no corpus (set WIKANTIK_CORPUS or \
-             provide ../../shared/corpus/wikantik-pages)"
-        );
-        return;
-    };
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+/// Rough wikilink scan (REFERENCE §4.6): `[text](Target)` and `[Name]()` on one line,
+/// external and anchor-only targets skipped, anchors stripped, `[x]()` with a one-character
+/// or `{`-prefixed text ignored.
+fn body_links(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let mut rest = line;
+        while let Some(open) = rest.find('[') {
+            rest = rest.get(open + 1..).unwrap_or_default();
+            let Some(close) = rest.find(']') else { break };
+            let text = rest.get(..close).unwrap_or_default();
+            let after = rest.get(close + 1..).unwrap_or_default();
+            let Some(target_and_more) = after.strip_prefix('(') else {
+                continue;
+            };
+            let Some(end) = target_and_more.find(')') else {
+                continue;
+            };
+            let target = target_and_more.get(..end).unwrap_or_default().trim();
+            let name = if target.is_empty() {
+                if text.chars().count() <= 1 || text.starts_with('{') || text.contains('[') {
+                    continue;
+                }
+                text
+            } else {
+                let external = ["http://", "https://", "ftp://", "mailto:"]
+                    .iter()
+                    .any(|p| target.starts_with(p));
+                if external || target.starts_with('#') {
+                    continue;
+                }
+                target
+            };
+            let page = name.split('#').next().unwrap_or_default().trim();
+            if !page.is_empty() {
+                out.push(page.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Every `.md` page of the corpus, sorted by file name, with the pages whose frontmatter
+/// does not parse listed separately.
+fn load(dir: &Path) -> (Vec<CorpusPage>, Vec<String>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("corpus directory is readable")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
@@ -122,10 +175,31 @@ fn corpus_taxonomy_matches_reference_section_9() {
             .unwrap_or_default();
         let text = std::fs::read_to_string(path).expect("page is UTF-8");
         match facts(page_name(stem), &text) {
-            Ok(page) => pages.push(page),
+            Ok(mut page) => {
+                page.facts.updated = std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+                pages.push(page);
+            }
             Err(e) => unreadable.push(format!("{stem}: {e}")),
         }
     }
+    (pages, unreadable)
+}
+
+#[test]
+fn corpus_taxonomy_matches_reference_section_9() {
+    let Some(dir) = corpus_dir() else {
+        println!(
+            "SKIP corpus_taxonomy_matches_reference_section_9: no corpus (set WIKANTIK_CORPUS or \
+             provide ../../shared/corpus/wikantik-pages)"
+        );
+        return;
+    };
+    let (corpus, unreadable) = load(&dir);
+    let pages: Vec<PageFacts> = corpus.into_iter().map(|p| p.facts).collect();
 
     let spine = Spine::project(&pages);
     let top_level = spine
@@ -229,4 +303,76 @@ fn corpus_taxonomy_matches_reference_section_9() {
             "News"
         ]
     );
+}
+
+#[test]
+fn corpus_page_graph_matches_reference_section_9() {
+    let Some(dir) = corpus_dir() else {
+        println!(
+            "SKIP corpus_page_graph_matches_reference_section_9: no corpus (set WIKANTIK_CORPUS \
+             or provide ../../shared/corpus/wikantik-pages)"
+        );
+        return;
+    };
+    let (corpus, _) = load(&dir);
+    let slugs: Vec<String> = corpus.iter().map(|p| p.facts.slug.clone()).collect();
+    let links: Vec<Vec<String>> = corpus.iter().map(|p| p.links.clone()).collect();
+    let graph = PageGraph::build(&slugs, &links);
+
+    let nodes = 0..u32::try_from(graph.node_count()).unwrap_or(u32::MAX);
+    let referenced = nodes.clone().filter(|&n| graph.in_degree(n) > 0).count();
+    let top = nodes
+        .clone()
+        .max_by(|&a, &b| graph.in_degree(a).cmp(&graph.in_degree(b)).then(b.cmp(&a)))
+        .and_then(|n| graph.slug(n).map(|s| (s.to_owned(), graph.in_degree(n))));
+    #[allow(clippy::cast_precision_loss)]
+    let mean_out = graph.edge_count() as f64 / graph.node_count().max(1) as f64;
+    println!(
+        "page graph: {} nodes, {} edges, mean out-degree {mean_out:.2}, {referenced} pages with \
+         in-degree > 0, top in-degree {top:?}",
+        graph.node_count(),
+        graph.edge_count()
+    );
+
+    let pages: Vec<PageFacts> = corpus.iter().map(|p| p.facts.clone()).collect();
+    let spine = Spine::project(&pages);
+    let updated_of: std::collections::BTreeMap<&str, i64> =
+        pages.iter().map(|p| (p.slug.as_str(), p.updated)).collect();
+    let updated = |slug: &str| updated_of.get(slug).copied().unwrap_or(0);
+    let order = briefing_member_order(&spine, &graph, "mathematics", &updated);
+    let members = graph.nodes_of(spine.members("mathematics").iter().map(String::as_str));
+    let head: Vec<String> = order
+        .iter()
+        .take(6)
+        .map(|s| {
+            let degree = graph
+                .node(s)
+                .map_or(0, |n| graph.intra_cluster_in_degree(n, &members));
+            format!("{s} ({degree})")
+        })
+        .collect();
+    println!(
+        "briefing order, mathematics: {} members, first: {head:?}",
+        order.len()
+    );
+    let hub = graph.node("MathematicsHub");
+    let around = hub.map_or(0, |n| {
+        graph.neighbours(n, Direction::Both, 1, usize::MAX).len()
+    });
+    println!("MathematicsHub: {around} neighbours at distance 1 (both directions)");
+
+    // The rough link scan here only approximates the reference's extractor, so the checks
+    // are the robust facts: MathematicsHub has the top in-degree (93 upstream), and the
+    // graph is of the reference's size (1,036 pages referenced, mean out-degree ≈ 3.9).
+    assert_eq!(top.map(|t| t.0), Some("MathematicsHub".to_owned()));
+    assert!(
+        (950..=1100).contains(&referenced),
+        "{referenced} referenced pages"
+    );
+    assert!(
+        (3.0..=5.0).contains(&mean_out),
+        "mean out-degree {mean_out}"
+    );
+    assert_eq!(order.first().map(String::as_str), Some("MathematicsHub"));
+    assert_eq!(order.len(), spine.members("mathematics").len());
 }
