@@ -209,6 +209,11 @@ pub fn memberships(raw: &[String]) -> Vec<String> {
     out
 }
 
+/// The primary membership of raw `cluster` values: the first normalised entry, if any.
+pub fn primary(raw: &[String]) -> Option<String> {
+    memberships(raw).into_iter().next()
+}
+
 /// The kinds of structural defect the projection reports (REFERENCE §4.3), in the order
 /// conflicts are listed.
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -689,6 +694,8 @@ mod tests {
             strings(&["b", "a", "c"])
         );
         assert!(memberships(&[]).is_empty());
+        assert_eq!(primary(&strings(&["  ", " b", "a"])), Some("b".to_owned()));
+        assert_eq!(primary(&strings(&[""])), None);
         assert!(memberships(&strings(&["", "  "])).is_empty());
         assert_eq!(memberships(&strings(&["solo"])), strings(&["solo"]));
     }
