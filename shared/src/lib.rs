@@ -7,11 +7,13 @@
 
 pub mod analysis;
 pub mod error;
+pub mod graph;
 pub mod hashing;
 pub mod html;
 pub mod lexical;
 pub mod page;
 pub mod shard;
+pub mod spine;
 pub mod tokens;
 
 pub use error::{Error, Result};
