@@ -10,6 +10,7 @@ pub mod error;
 pub mod graph;
 pub mod hashing;
 pub mod html;
+pub mod http;
 pub mod lexical;
 pub mod page;
 pub mod shard;
