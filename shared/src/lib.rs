@@ -5,8 +5,10 @@
 //! the functions (WASM and native) feed it shards and serve what it returns.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod acl;
 pub mod error;
 pub mod hashing;
+pub mod markdown;
 pub mod tokens;
 
 pub use error::{Error, Result};
