@@ -8,6 +8,7 @@
 pub mod acl;
 pub mod error;
 pub mod hashing;
+pub mod links;
 pub mod markdown;
 pub mod tokens;
 

@@ -80,6 +80,109 @@ pub fn strip_frontmatter(text: &str) -> &str {
     split_frontmatter(text).1
 }
 
+/// Where a Markdown inline link starts: the `[` and `]` of `[text](` (see [`next_link_opener`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkOpener {
+    /// Byte offset of the `[` that opens the link text.
+    pub open: usize,
+    /// Byte offset of the `]` that closes the link text; the destination starts at `close + 2`.
+    pub close: usize,
+    /// True when the `[` is preceded by `!` (an image, `![alt](src)`).
+    pub image: bool,
+}
+
+impl LinkOpener {
+    /// The link text between the brackets.
+    pub fn text<'a>(&self, source: &'a str) -> &'a str {
+        source.get(self.open + 1..self.close).unwrap_or("")
+    }
+
+    /// Byte offset where the destination (after `](`) starts.
+    pub fn destination_start(&self) -> usize {
+        self.close + 2
+    }
+}
+
+/// Finds the next `[text](` at or after byte `from`, scanning the raw text the way the
+/// reference's link regex does (no Markdown parse, so code spans are *not* skipped), with two
+/// refinements that follow CommonMark:
+///
+/// * the innermost bracket wins — in `[a [b](c)` the text is `b`, not `a [b`;
+/// * an escaped `\[` does not open a link, and link text may not contain a blank line.
+///
+/// The text cannot contain `]`. The caller parses the destination; when it rejects it, it
+/// continues from `close + 1`.
+pub fn next_link_opener(text: &str, from: usize) -> Option<LinkOpener> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    loop {
+        let open = i + bytes.get(i..)?.iter().position(|&b| b == b'[')?;
+        // The innermost unescaped `[` before the first `]` opens the candidate text.
+        let mut inner = if is_escaped(bytes, open) { None } else { Some(open) };
+        let mut j = open + 1;
+        let close = loop {
+            match bytes.get(j)? {
+                b']' => break j,
+                b'[' if !is_escaped(bytes, j) => inner = Some(j),
+                _ => {}
+            }
+            j += 1;
+        };
+        if let Some(inner) = inner {
+            let body = text.get(inner + 1..close).unwrap_or("");
+            if bytes.get(close + 1) == Some(&b'(') && !has_blank_line(body) {
+                let image = inner > 0 && bytes.get(inner - 1) == Some(&b'!');
+                return Some(LinkOpener { open: inner, close, image });
+            }
+        }
+        i = close + 1;
+    }
+}
+
+/// True when the byte at `at` is preceded by a backslash.
+fn is_escaped(bytes: &[u8], at: usize) -> bool {
+    at > 0 && bytes.get(at - 1) == Some(&b'\\')
+}
+
+/// True when `s` contains an empty or whitespace-only line between two line breaks.
+fn has_blank_line(s: &str) -> bool {
+    let mut lines = s.split('\n');
+    lines.next();
+    let mut middle: Vec<&str> = lines.collect();
+    middle.pop();
+    middle.iter().any(|l| l.trim().is_empty())
+}
+
+/// Decodes URL percent-escapes (`%20` → space); with `plus_as_space`, `+` becomes a space first
+/// (HTML form encoding, as Java's `URLDecoder` does). A `%` not followed by two hex digits is
+/// kept literally; byte sequences that are not UTF-8 become U+FFFD.
+pub fn url_decode(s: &str, plus_as_space: bool) -> String {
+    if !s.contains('%') && !(plus_as_space && s.contains('+')) {
+        return s.to_owned();
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'+' if plus_as_space => out.push(b' '),
+            b'%' => {
+                let hi = bytes.get(i + 1).and_then(|c| (*c as char).to_digit(16));
+                let lo = bytes.get(i + 2).and_then(|c| (*c as char).to_digit(16));
+                if let (Some(hi), Some(lo)) = (hi, lo) {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 3;
+                    continue;
+                }
+                out.push(b'%');
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +218,43 @@ mod tests {
         let text = "a ` b [{ALLOW view Admin}]";
         assert!(code_ranges(text).is_empty());
         assert!(!is_inside(&[], 3));
+    }
+
+
+    #[test]
+    fn link_openers() {
+        let find_all = |text: &str| {
+            let mut out = Vec::new();
+            let mut from = 0;
+            while let Some(o) = next_link_opener(text, from) {
+                out.push((o.text(text).to_owned(), o.image));
+                from = o.close + 1;
+            }
+            out
+        };
+        assert_eq!(find_all("[a](b) ![i](x.png)"), vec![("a".into(), false), ("i".into(), true)]);
+        assert_eq!(find_all("[a [b](c)"), vec![("b".into(), false)]);
+        assert_eq!(find_all("[[link]()"), vec![("link".into(), false)]);
+        assert_eq!(find_all("[x] and [y] (z)"), Vec::<(String, bool)>::new());
+        assert_eq!(find_all("\\[not](x) [yes](y)"), vec![("yes".into(), false)]);
+        assert_eq!(find_all("[a\n\nb](c)"), Vec::<(String, bool)>::new());
+        assert_eq!(find_all("[a\nb](c)"), vec![("a\nb".into(), false)]);
+        assert_eq!(find_all("[é](ü)"), vec![("é".into(), false)]);
+        for nasty in ["[", "]", "[]", "[](", "]((", "[[[[", "\\[", "![", "!["] {
+            let _ = find_all(nasty);
+        }
+    }
+
+    #[test]
+    fn url_decoding() {
+        assert_eq!(url_decode("Rollback%20Steps", true), "Rollback Steps");
+        assert_eq!(url_decode("a+b", true), "a b");
+        assert_eq!(url_decode("a+b", false), "a+b");
+        assert_eq!(url_decode("100%", true), "100%");
+        assert_eq!(url_decode("%zz%4", true), "%zz%4");
+        assert_eq!(url_decode("%C3%A9t%C3%A9", false), "été");
+        assert_eq!(url_decode("%FF", false), "\u{FFFD}");
+        assert_eq!(url_decode("%2B", true), "+");
     }
 
     #[test]
