@@ -6,6 +6,7 @@
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
 pub mod acl;
+pub mod citation;
 pub mod error;
 pub mod hashing;
 pub mod links;
