@@ -13,4 +13,7 @@ pub mod links;
 pub mod markdown;
 pub mod tokens;
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod corpus_tests;
+
 pub use error::{Error, Result};
