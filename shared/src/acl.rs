@@ -7,11 +7,13 @@
 //!
 //! # Parsing rules
 //!
-//! * `ALLOW` is case-sensitive; whitespace may separate `[{` from `ALLOW`, and `ALLOW` from the
-//!   action. The action must be one of `view|comment|edit|modify|rename|upload|delete`
-//!   (lower case) and must be a whole word (`[{ALLOW viewer X}]` is malformed).
-//! * Principals run from after the action to the first `}]` on the same line; they are split
-//!   on commas and trimmed, empty names are dropped, inner spaces are kept (`Jane Doe`).
+//! * `ALLOW` is case-sensitive; ASCII whitespace (line breaks included, like the reference's
+//!   `\s`) may separate `[{`, `ALLOW`, the action and the principal list; `ALLOW` must be
+//!   followed by at least one. The action must be one of
+//!   `view|comment|edit|modify|rename|upload|delete` (lower case) and must be a whole word
+//!   (`[{ALLOW viewer X}]` is malformed).
+//! * The principal list runs to the first `}]` on its line; it is split on commas, names are
+//!   trimmed, empty names are dropped, inner spaces are kept (`Jane Doe`).
 //! * A directive whose *opening* `[{` lies inside a code span, fenced block or indented block
 //!   (found with [`crate::markdown::code_ranges`]) is documentation, not a rule, and is skipped.
 //! * Malformed directives (unknown action, no principals, no closing `}]` on the line) are
@@ -133,7 +135,14 @@ pub struct Acl {
 }
 
 /// Built-in role and principal names that compare case-insensitively.
-const BUILT_IN: [&str; 6] = ["All", "Anonymous", "Asserted", "Authenticated", "Guest", "Admin"];
+const BUILT_IN: [&str; 6] = [
+    "All",
+    "Anonymous",
+    "Asserted",
+    "Authenticated",
+    "Guest",
+    "Admin",
+];
 /// Principals an anonymous caller holds.
 const ANONYMOUS_PRINCIPALS: [&str; 3] = ["All", "Anonymous", "Guest"];
 
@@ -151,7 +160,9 @@ fn same_principal(a: &str, b: &str) -> bool {
 }
 
 fn is_anonymous_principal(name: &str) -> bool {
-    ANONYMOUS_PRINCIPALS.iter().any(|p| p.eq_ignore_ascii_case(name))
+    ANONYMOUS_PRINCIPALS
+        .iter()
+        .any(|p| p.eq_ignore_ascii_case(name))
 }
 
 impl Acl {
@@ -167,7 +178,10 @@ impl Acl {
     /// `action` must name a principal the caller holds (see the module docs for how
     /// `principals` is interpreted). A caller holding `Admin` always passes.
     pub fn permits(&self, principals: &[String], action: Action) -> bool {
-        if principals.iter().any(|p| p.trim().eq_ignore_ascii_case("Admin")) {
+        if principals
+            .iter()
+            .any(|p| p.trim().eq_ignore_ascii_case("Admin"))
+        {
             return true;
         }
         if self.is_empty() {
@@ -205,6 +219,10 @@ pub fn parse_acl(body: &str) -> Acl {
         return Acl { entries };
     }
     let code = markdown::code_ranges(body);
+    let mut scanner = DirectiveScanner {
+        body,
+        dead_until: 0,
+    };
     let mut from = 0;
     while let Some(found) = body.get(from..).and_then(|rest| rest.find(OPEN)) {
         let start = from + found;
@@ -212,7 +230,7 @@ pub fn parse_acl(body: &str) -> Acl {
         if markdown::is_inside(&code, start) {
             continue;
         }
-        if let Some((entry, end)) = parse_directive(body, start + OPEN.len()) {
+        if let Some((entry, end)) = scanner.parse(start + OPEN.len()) {
             entries.push(entry);
             from = end;
         }
@@ -220,37 +238,76 @@ pub fn parse_acl(body: &str) -> Acl {
     Acl { entries }
 }
 
-/// Parses `\s*ALLOW\s+<action>\s+<principals>}]` starting at byte `at` (just after `[{`).
-/// Returns the entry and the byte offset just past `}]`, or `None` when malformed.
-fn parse_directive(body: &str, at: usize) -> Option<(AclEntry, usize)> {
-    let rest = body.get(at..)?;
-    let after_ws = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    let after_allow = after_ws.strip_prefix("ALLOW")?;
-    let after_ws2 = after_allow.trim_start_matches(|c: char| c.is_ascii_whitespace());
-    if after_ws2.len() == after_allow.len() {
-        return None; // `ALLOW` must be followed by whitespace (`[{ALLOWview …}]` is malformed)
+/// Parses single directives, remembering where a search for `}]` already hit a line end so
+/// that a long line full of unterminated `[{ALLOW view …` openers is scanned once, not once
+/// per opener.
+struct DirectiveScanner<'a> {
+    body: &'a str,
+    /// A principal list starting before this offset has no `}]` before its line ends.
+    dead_until: usize,
+}
+
+impl DirectiveScanner<'_> {
+    /// Parses `\s*ALLOW\s+<action>\s*<principals>}]` starting at byte `at` (just after `[{`).
+    /// Returns the entry and the byte offset just past `}]`, or `None` when malformed.
+    fn parse(&mut self, at: usize) -> Option<(AclEntry, usize)> {
+        let body = self.body;
+        let offset = |s: &str| body.len() - s.len();
+        let rest = body.get(at..)?;
+        let after_ws = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let after_allow = after_ws.strip_prefix("ALLOW")?;
+        let at_action = after_allow.trim_start_matches(|c: char| c.is_ascii_whitespace());
+        if at_action.len() == after_allow.len() {
+            return None; // `ALLOW` must be followed by whitespace (`[{ALLOWview …}]` is malformed)
+        }
+        let word_end = at_action
+            .find(|c: char| c.is_whitespace() || c == ',' || c == '}')
+            .unwrap_or(at_action.len());
+        let action = Action::from_markup(at_action.get(..word_end)?)?;
+        let list = at_action
+            .get(word_end..)?
+            .trim_start_matches(|c: char| c.is_ascii_whitespace());
+        let list_start = offset(list);
+        if list_start < self.dead_until {
+            return None;
+        }
+        // The principal list ends at the first `}]` on its line.
+        let close = match find_close_on_line(list) {
+            Ok(close) => close,
+            Err(line_end) => {
+                self.dead_until = list_start + line_end;
+                return None;
+            }
+        };
+        let principals: Vec<String> = list
+            .get(..close)?
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if principals.is_empty() {
+            return None;
+        }
+        Some((
+            AclEntry { action, principals },
+            list_start + close + "}]".len(),
+        ))
     }
-    // The directive ends at the first `}]` on the same line.
-    let line_end = after_ws2.find(['\n', '\r']).unwrap_or(after_ws2.len());
-    let line = after_ws2.get(..line_end)?;
-    let close = line.find("}]")?;
-    let inner = line.get(..close)?;
-    let word_end = inner
-        .find(|c: char| c.is_whitespace() || c == ',')
-        .unwrap_or(inner.len());
-    let action = Action::from_markup(inner.get(..word_end)?)?;
-    let principals: Vec<String> = inner
-        .get(word_end..)?
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(str::to_owned)
-        .collect();
-    if principals.is_empty() {
-        return None;
+}
+
+/// `Ok(index of the first "}]")` when it comes before any line break, else `Err(index of the
+/// line break or end of text)`.
+fn find_close_on_line(s: &str) -> Result<usize, usize> {
+    let bytes = s.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'\n' | b'\r' => return Err(i),
+            b'}' if bytes.get(i + 1) == Some(&b']') => return Ok(i),
+            _ => {}
+        }
     }
-    let end = body.len() - after_ws2.len() + close + "}]".len();
-    Some((AclEntry { action, principals }, end))
+    Err(bytes.len())
 }
 
 #[cfg(test)]
@@ -290,15 +347,24 @@ mod tests {
         assert_eq!(
             acl.entries,
             vec![
-                AclEntry { action: Action::Edit, principals: names(&["Admin"]) },
-                AclEntry { action: Action::View, principals: names(&["All"]) },
+                AclEntry {
+                    action: Action::Edit,
+                    principals: names(&["Admin"])
+                },
+                AclEntry {
+                    action: Action::View,
+                    principals: names(&["All"])
+                },
             ]
         );
         assert!(acl.is_public());
         assert!(!acl.permits(&[], Action::Edit));
         assert!(!acl.permits(&names(&["Bob"]), Action::Edit));
         assert!(acl.permits(&names(&["Bob"]), Action::View));
-        assert!(acl.permits(&names(&["admin"]), Action::Delete), "Admin bypasses");
+        assert!(
+            acl.permits(&names(&["admin"]), Action::Delete),
+            "Admin bypasses"
+        );
     }
 
     #[test]
@@ -310,8 +376,14 @@ mod tests {
         assert!(!acl.is_public());
         assert!(acl.permits(&names(&["Alice"]), Action::View));
         assert!(acl.permits(&names(&["Carol", "Engineering"]), Action::View));
-        assert!(!acl.permits(&names(&["alice"]), Action::View), "user names are case-sensitive");
-        assert!(!acl.permits(&names(&["Alice"]), Action::Edit), "view does not imply edit");
+        assert!(
+            !acl.permits(&names(&["alice"]), Action::View),
+            "user names are case-sensitive"
+        );
+        assert!(
+            !acl.permits(&names(&["Alice"]), Action::Edit),
+            "view does not imply edit"
+        );
         assert!(!acl.permits(&names(&["Anonymous"]), Action::View));
         assert!(!acl.permits(&names(&["Authenticated"]), Action::View));
     }
@@ -322,7 +394,10 @@ mod tests {
         assert_eq!(acl.entries.len(), 1);
         assert_eq!(acl.entries[0].action, Action::Edit);
         assert_eq!(acl.entries[0].principals, names(&["Jane Doe", "Editors"]));
-        assert!(acl.permits(&names(&["Jane Doe"]), Action::Comment), "edit implies comment");
+        assert!(
+            acl.permits(&names(&["Jane Doe"]), Action::Comment),
+            "edit implies comment"
+        );
         assert!(acl.permits(&names(&["Jane Doe"]), Action::View));
         assert!(!acl.permits(&names(&["Jane"]), Action::View));
     }
@@ -332,7 +407,10 @@ mod tests {
         let anon = parse_acl("[{ALLOW view anonymous}]");
         assert!(anon.is_public(), "built-in names match case-insensitively");
         assert!(anon.permits(&names(&["Guest"]), Action::View));
-        assert!(!anon.permits(&names(&["Alice"]), Action::View), "logged-in callers are not Anonymous");
+        assert!(
+            !anon.permits(&names(&["Alice"]), Action::View),
+            "logged-in callers are not Anonymous"
+        );
 
         let auth = parse_acl("[{ALLOW upload Authenticated}]");
         assert!(!auth.is_public());
@@ -393,6 +471,7 @@ mod tests {
             "[{ALLOW view Alice",
             "[{ALLOW view Alice}\n]",
             "[{ALLOW view Alice\n}]",
+            "[{ALLOW view\n}]",
             "[{DENY view Alice}]",
             "[{",
             "[{ ALLOW",
@@ -407,20 +486,36 @@ mod tests {
 
     #[test]
     fn whitespace_variants() {
+        // Like the reference's `\s`, line breaks may separate `[{`, `ALLOW`, the action and
+        // the principals; the principal list itself must end on its line.
+        let acl = parse_acl("[{\nALLOW\nview\nAll}]");
+        assert_eq!(acl.entries.len(), 1);
+        assert_eq!(acl.entries[0].principals, names(&["All"]));
+        let acl = parse_acl("[{ALLOW view,Alice}]");
+        assert_eq!(acl.entries[0].principals, names(&["Alice"]));
         let acl = parse_acl("[{ ALLOW\tview\tAll }]");
         assert_eq!(acl.entries.len(), 1);
         assert_eq!(acl.entries[0].principals, names(&["All"]));
         let acl = parse_acl("[{ALLOW delete Ops}][{ALLOW rename Ops,  Jane Doe}]");
         assert_eq!(acl.entries.len(), 2);
-        assert!(acl.permits(&names(&["Ops"]), Action::Upload), "delete→modify→upload");
-        assert!(!acl.permits(&names(&["Jane Doe"]), Action::Upload), "rename does not imply upload");
+        assert!(
+            acl.permits(&names(&["Ops"]), Action::Upload),
+            "delete→modify→upload"
+        );
+        assert!(
+            !acl.permits(&names(&["Jane Doe"]), Action::Upload),
+            "rename does not imply upload"
+        );
     }
 
     #[test]
     fn serde_round_trip() {
         let acl = parse_acl("[{ALLOW modify Alice}]");
         let json = serde_json::to_string(&acl).unwrap_or_default();
-        assert_eq!(json, r#"{"entries":[{"action":"modify","principals":["Alice"]}]}"#);
+        assert_eq!(
+            json,
+            r#"{"entries":[{"action":"modify","principals":["Alice"]}]}"#
+        );
         let back: Acl = serde_json::from_str(&json).unwrap_or_default();
         assert_eq!(back, acl);
     }
@@ -445,6 +540,9 @@ mod tests {
         ] {
             let _ = parse_acl(text).is_public();
         }
+        // Many unterminated openers on one long line: must stay fast (linear scan).
+        let long_line = "[{ALLOW view x ".repeat(50_000);
+        assert!(parse_acl(&long_line).is_empty());
         let deep = "[".repeat(5000) + "{ALLOW view X}]" + &"]".repeat(5000);
         assert_eq!(parse_acl(&deep).entries.len(), 1);
         let unicode = parse_acl("[{ALLOW view 名前}]");

@@ -108,10 +108,11 @@ pub fn parse_citations(body: &str) -> Vec<CitationMarkup> {
     let body = markdown::strip_frontmatter(body);
     let mut out = Vec::new();
     let mut seen: HashMap<(String, Vec<String>, Option<String>), u32> = HashMap::new();
+    let mut memo = ScanMemo::default();
     let mut from = 0;
     while let Some(opener) = next_link_opener(body, from) {
         let dest_start = opener.destination_start();
-        let Some((raw, end)) = parse_cite_destination(body, dest_start) else {
+        let Some((raw, end)) = parse_cite_destination(body, dest_start, &mut memo) else {
             from = opener.close + 1;
             continue;
         };
@@ -152,13 +153,33 @@ struct RawCite<'a> {
     span: Option<&'a str>,
 }
 
+/// What earlier failed parses proved, so adversarial text (long runs of `[a](cite://x` or
+/// unterminated titles) is scanned in linear rather than quadratic time.
+#[derive(Default)]
+struct ScanMemo {
+    /// A `cite://` path starting before this offset runs into a terminator whose continuation
+    /// already failed to parse.
+    dead_until: usize,
+    /// No `"` exists at or after this offset.
+    no_quote_from: Option<usize>,
+}
+
 /// Parses `\s*cite://<path>\s*("<span>")?\s*)` at byte `at`; returns the parts and the offset
 /// just past the closing `)`. `<path>` is a non-empty run without whitespace, `)` or `"`; the
 /// span may contain anything but `"` (including `)` and line breaks).
-fn parse_cite_destination(body: &str, at: usize) -> Option<(RawCite<'_>, usize)> {
+fn parse_cite_destination<'a>(
+    body: &'a str,
+    at: usize,
+    memo: &mut ScanMemo,
+) -> Option<(RawCite<'a>, usize)> {
+    let offset = |s: &str| body.len() - s.len();
     let rest = body.get(at..)?;
     let rest = rest.trim_start_matches(is_span_whitespace);
     let rest = rest.strip_prefix("cite://")?;
+    let path_start = offset(rest);
+    if path_start < memo.dead_until {
+        return None;
+    }
     let path_len = rest
         .find(|c: char| is_span_whitespace(c) || c == ')' || c == '"')
         .unwrap_or(rest.len());
@@ -166,15 +187,40 @@ fn parse_cite_destination(body: &str, at: usize) -> Option<(RawCite<'_>, usize)>
         return None;
     }
     let path = rest.get(..path_len)?;
-    let mut rest = rest.get(path_len..)?.trim_start_matches(is_span_whitespace);
+    let parsed = parse_cite_tail(rest.get(path_len..)?, body, memo);
+    if parsed.is_none() {
+        // Any `cite://` nested inside this path ends at the same terminator and fails too.
+        memo.dead_until = path_start + path_len;
+    }
+    let (span, end) = parsed?;
+    Some((RawCite { path, span }, end))
+}
+
+/// Parses `\s*("<span>")?\s*)` (what follows the path); returns the span and the offset just
+/// past `)`.
+fn parse_cite_tail<'a>(
+    tail: &'a str,
+    body: &str,
+    memo: &mut ScanMemo,
+) -> Option<(Option<&'a str>, usize)> {
+    let mut rest = tail.trim_start_matches(is_span_whitespace);
     let mut span = None;
     if let Some(quoted) = rest.strip_prefix('"') {
-        let close = quoted.find('"')?;
+        let quoted_at = body.len() - quoted.len();
+        if memo.no_quote_from.is_some_and(|q| quoted_at >= q) {
+            return None;
+        }
+        let Some(close) = quoted.find('"') else {
+            memo.no_quote_from = Some(quoted_at);
+            return None;
+        };
         span = Some(quoted.get(..close)?);
-        rest = quoted.get(close + 1..)?.trim_start_matches(is_span_whitespace);
+        rest = quoted
+            .get(close + 1..)?
+            .trim_start_matches(is_span_whitespace);
     }
     let after = rest.strip_prefix(')')?;
-    Some((RawCite { path, span }, body.len() - after.len()))
+    Some((span, body.len() - after.len()))
 }
 
 /// An ATX heading line: `(level, title)`.
@@ -219,7 +265,11 @@ impl FenceState {
     fn in_fence(&mut self, line: &str) -> bool {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let indent = line.len() - line.trim_start_matches(' ').len();
-        let fence = if indent <= 3 { fence_run(line.get(indent..).unwrap_or("")) } else { None };
+        let fence = if indent <= 3 {
+            fence_run(line.get(indent..).unwrap_or(""))
+        } else {
+            None
+        };
         match (self.open, fence) {
             (None, Some((ch, len, info))) => {
                 if ch == '`' && info.contains('`') {
@@ -259,12 +309,19 @@ pub fn extract_section(body: &str, heading_path: &[String]) -> Option<String> {
     if heading_path.is_empty() {
         return Some(body.to_owned());
     }
-    let want: Vec<String> = heading_path.iter().map(|s| normalize_whitespace(s)).collect();
+    let want: Vec<String> = heading_path
+        .iter()
+        .map(|s| normalize_whitespace(s))
+        .collect();
     let mut stack: Vec<(usize, String)> = Vec::new();
     let mut fences = FenceState::default();
     let mut capture: Option<(usize, String)> = None;
     for line in body.split('\n') {
-        let heading = if fences.in_fence(line) { None } else { atx_heading(line) };
+        let heading = if fences.in_fence(line) {
+            None
+        } else {
+            atx_heading(line)
+        };
         match heading {
             Some((level, title)) => {
                 if let Some((capture_level, text)) = capture.take() {
@@ -304,7 +361,11 @@ pub fn grade(citation: &CitationMarkup, target_body: Option<&str>) -> CitationSt
     let Some(section) = extract_section(body, &citation.heading_path) else {
         return CitationStatus::Stale; // heading moved or gone
     };
-    let needle = citation.span.as_deref().map(normalize_whitespace).unwrap_or_default();
+    let needle = citation
+        .span
+        .as_deref()
+        .map(normalize_whitespace)
+        .unwrap_or_default();
     if needle.is_empty() || normalize_whitespace(&section).contains(&needle) {
         CitationStatus::Current
     } else {
@@ -376,11 +437,18 @@ mod tests {
 
     #[test]
     fn serde_shapes() {
-        assert_eq!(serde_json::to_string(&CitationStatus::TargetMissing).unwrap_or_default(), "\"target_missing\"");
-        assert_eq!(serde_json::to_string(&CitationStatus::Current).unwrap_or_default(), "\"current\"");
+        assert_eq!(
+            serde_json::to_string(&CitationStatus::TargetMissing).unwrap_or_default(),
+            "\"target_missing\""
+        );
+        assert_eq!(
+            serde_json::to_string(&CitationStatus::Current).unwrap_or_default(),
+            "\"current\""
+        );
         assert_eq!(CitationStatus::Stale.as_str(), "stale");
         assert_eq!(CitationStatus::Stale.enum_name(), "STALE");
-        let back: CitationStatus = serde_json::from_str("\"stale\"").unwrap_or(CitationStatus::Current);
+        let back: CitationStatus =
+            serde_json::from_str("\"stale\"").unwrap_or(CitationStatus::Current);
         assert_eq!(back, CitationStatus::Stale);
     }
 
@@ -399,7 +467,10 @@ mod tests {
     fn extracts_sections() {
         let s = extract_section(TARGET, &path(&["Deploy", "Rollback Steps"])).unwrap_or_default();
         assert!(s.contains("rollback script"));
-        assert!(s.contains("# not a heading"), "fenced code stays in the section");
+        assert!(
+            s.contains("# not a heading"),
+            "fenced code stays in the section"
+        );
         assert!(s.contains("Deep detail."), "deeper headings stay inside");
         assert!(!s.contains("Other text."));
         let other = extract_section(TARGET, &path(&["Deploy", "Other"])).unwrap_or_default();
@@ -408,7 +479,10 @@ mod tests {
         assert_eq!(deep.as_deref().map(str::trim), Some("Deep detail."));
         // The full path must match, not a suffix.
         assert_eq!(extract_section(TARGET, &path(&["Rollback Steps"])), None);
-        assert_eq!(extract_section(TARGET, &path(&["Deploy", "not a heading"])), None);
+        assert_eq!(
+            extract_section(TARGET, &path(&["Deploy", "not a heading"])),
+            None
+        );
         // Empty path: whole body without frontmatter.
         let whole = extract_section(TARGET, &[]).unwrap_or_default();
         assert!(whole.starts_with("Intro text."));
@@ -417,7 +491,10 @@ mod tests {
     #[test]
     fn heading_syntax() {
         assert_eq!(atx_heading("# Title"), Some((1, "Title".into())));
-        assert_eq!(atx_heading("###   Spaced   out  ###  "), Some((3, "Spaced out".into())));
+        assert_eq!(
+            atx_heading("###   Spaced   out  ###  "),
+            Some((3, "Spaced out".into()))
+        );
         assert_eq!(atx_heading("## C#"), Some((2, "C#".into())));
         assert_eq!(atx_heading("   ## Indented"), Some((2, "Indented".into())));
         assert_eq!(atx_heading("    # code"), None);
@@ -473,6 +550,9 @@ mod tests {
     #[test]
     fn nasty_inputs_do_not_panic() {
         let deep = "[".repeat(3_000) + "x](cite://T/" + &"%".repeat(3_000) + ")";
+        // Adversarial runs that a naive scan would handle in quadratic time.
+        let nested_paths = "[a](cite://".repeat(30_000) + " x";
+        let open_titles = "[a](cite://T \"".repeat(30_000);
         for text in [
             "",
             "[",
@@ -485,6 +565,8 @@ mod tests {
             "~~~\n# never closed",
             "---\n---\n---",
             deep.as_str(),
+            nested_paths.as_str(),
+            open_titles.as_str(),
         ] {
             for c in parse_citations(text) {
                 let _ = grade(&c, Some(text));

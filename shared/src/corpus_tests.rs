@@ -21,7 +21,9 @@ struct Page {
 fn corpus_dir() -> PathBuf {
     match std::env::var_os("WIKANTIK_CORPUS") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/wikantik-pages"),
+        None => {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus/wikantik-pages")
+        }
     }
 }
 
@@ -30,7 +32,10 @@ fn corpus_dir() -> PathBuf {
 fn load_corpus(test: &str) -> Option<Vec<Page>> {
     let dir = corpus_dir();
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("SKIPPED {test}: corpus not found at {} (set WIKANTIK_CORPUS)", dir.display());
+        println!(
+            "SKIPPED {test}: corpus not found at {} (set WIKANTIK_CORPUS)",
+            dir.display()
+        );
         return None;
     };
     let mut pages: Vec<Page> = entries
@@ -40,7 +45,10 @@ fn load_corpus(test: &str) -> Option<Vec<Page>> {
         .filter_map(|p| {
             let stem = p.file_stem()?.to_str()?.to_owned();
             let text = std::fs::read_to_string(&p).ok()?;
-            Some(Page { name: markdown::url_decode(&stem, true), text })
+            Some(Page {
+                name: markdown::url_decode(&stem, true),
+                text,
+            })
         })
         .collect();
     pages.sort_by(|a, b| a.name.cmp(&b.name));
@@ -53,7 +61,9 @@ fn load_corpus(test: &str) -> Option<Vec<Page>> {
 
 #[test]
 fn corpus_acls() {
-    let Some(pages) = load_corpus("corpus_acls") else { return };
+    let Some(pages) = load_corpus("corpus_acls") else {
+        return;
+    };
     let with_acl: Vec<&str> = pages
         .iter()
         .filter(|p| !parse_acl(&p.text).is_empty())
@@ -70,17 +80,28 @@ fn corpus_acls() {
     assert_eq!(with_acl.iter().filter(|n| n.starts_with("CSS")).count(), 8);
     assert!(with_acl.contains(&"RejectedMessage"));
     assert_eq!(syntax_only_in_code.len(), 3);
-    assert!(pages.iter().all(|p| parse_acl(&p.text).is_public()), "whole corpus is public");
+    assert!(
+        pages.iter().all(|p| parse_acl(&p.text).is_public()),
+        "whole corpus is public"
+    );
 }
 
 #[test]
 fn corpus_links() {
-    let Some(pages) = load_corpus("corpus_links") else { return };
+    let Some(pages) = load_corpus("corpus_links") else {
+        return;
+    };
     let (mut inline, mut empty, mut raw_empty) = (0usize, 0usize, 0usize);
     for page in &pages {
         let links = extract_links(&page.text);
-        inline += links.iter().filter(|l| l.syntax == LinkSyntax::Inline).count();
-        empty += links.iter().filter(|l| l.syntax == LinkSyntax::EmptyTarget).count();
+        inline += links
+            .iter()
+            .filter(|l| l.syntax == LinkSyntax::Inline)
+            .count();
+        empty += links
+            .iter()
+            .filter(|l| l.syntax == LinkSyntax::EmptyTarget)
+            .count();
         raw_empty += count_raw_empty_targets(markdown::strip_frontmatter(&page.text));
     }
     println!(
@@ -89,15 +110,24 @@ fn corpus_links() {
     );
     assert_eq!(pages.len(), 1201);
     assert!((5_000..=5_700).contains(&inline), "inline {inline}");
-    assert!((480..=600).contains(&raw_empty), "raw empty-target {raw_empty}");
-    assert!((350..=480).contains(&empty), "empty-target page links {empty}");
+    assert!(
+        (480..=600).contains(&raw_empty),
+        "raw empty-target {raw_empty}"
+    );
+    assert!(
+        (350..=480).contains(&empty),
+        "empty-target page links {empty}"
+    );
 
     // REFERENCE §9's graph figures are measured on body links alone.
     let body_only = graph_stats(&pages, false);
     println!("page graph, body links only: {body_only:?}");
     assert_eq!(body_only.linked_pages, 1_036);
     assert_eq!(body_only.top, Some(("MathematicsHub".to_owned(), 93)));
-    assert!((3.8..=4.0).contains(&body_only.mean_out_degree), "{body_only:?}");
+    assert!(
+        (3.8..=4.0).contains(&body_only.mean_out_degree),
+        "{body_only:?}"
+    );
 
     // §4.6 also counts `related:` entries as edges, which only adds edges.
     let with_related = graph_stats(&pages, true);
@@ -122,11 +152,18 @@ fn graph_stats(pages: &[Page], use_related: bool) -> GraphStats {
     let mut referrers: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
     let mut edges = 0usize;
     for page in pages {
-        let related = if use_related { related_entries(&page.text) } else { Vec::new() };
+        let related = if use_related {
+            related_entries(&page.text)
+        } else {
+            Vec::new()
+        };
         for target in link_targets(&page.text, &related) {
             if target != page.name && names.contains(target.as_str()) {
                 edges += 1;
-                referrers.entry(target).or_default().insert(page.name.as_str());
+                referrers
+                    .entry(target)
+                    .or_default()
+                    .insert(page.name.as_str());
             }
         }
     }
@@ -143,7 +180,9 @@ fn graph_stats(pages: &[Page], use_related: bool) -> GraphStats {
 
 #[test]
 fn corpus_citations() {
-    let Some(pages) = load_corpus("corpus_citations") else { return };
+    let Some(pages) = load_corpus("corpus_citations") else {
+        return;
+    };
     let total: usize = pages.iter().map(|p| parse_citations(&p.text).len()).sum();
     assert_eq!(total, 0, "REFERENCE §6: the corpus has no cite:// links");
     // Every page's first `## ` heading resolves under its preceding `# ` heading.
@@ -182,11 +221,19 @@ fn count_raw_empty_targets(body: &str) -> usize {
 
 /// The frontmatter `related:` list of a page (empty when absent or unparsable).
 fn related_entries(text: &str) -> Vec<String> {
-    let (Some(yaml), _) = markdown::split_frontmatter(text) else { return Vec::new() };
-    let Ok(value) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml) else { return Vec::new() };
+    let (Some(yaml), _) = markdown::split_frontmatter(text) else {
+        return Vec::new();
+    };
+    let Ok(value) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml) else {
+        return Vec::new();
+    };
     value
         .get("related")
         .and_then(|r| r.as_sequence())
-        .map(|seq| seq.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|seq| {
+            seq.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }

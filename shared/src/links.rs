@@ -66,18 +66,27 @@ pub fn extract_links(body: &str) -> Vec<WikiLink> {
     let body = markdown::strip_frontmatter(body);
     let mut links = Vec::new();
     let mut from = 0;
+    // A destination starting before this offset meets a line break before any `)`; remembering
+    // it keeps a long line of unclosed `[x](` openers linear to scan.
+    let mut dead_until = 0;
     while let Some(opener) = next_link_opener(body, from) {
         let dest_start = opener.destination_start();
-        let Some(dest_len) = body.get(dest_start..).and_then(|rest| rest.find(')')) else {
-            // No `)` anywhere after this point: no later link can close either.
-            break;
-        };
-        let dest = body.get(dest_start..dest_start + dest_len).unwrap_or("");
-        if dest.contains(['\n', '\r']) {
+        if dest_start < dead_until {
             from = opener.close + 1;
             continue;
         }
-        from = dest_start + dest_len + 1;
+        let rest = body.get(dest_start..).unwrap_or("");
+        let Some(stop) = rest.find([')', '\n', '\r']) else {
+            // Neither `)` nor a line break until the end: no later link can close either.
+            break;
+        };
+        if rest.as_bytes().get(stop) != Some(&b')') {
+            dead_until = dest_start + stop;
+            from = opener.close + 1;
+            continue;
+        }
+        let dest = rest.get(..stop).unwrap_or("");
+        from = dest_start + stop + 1;
         let text = opener.text(body).trim();
         let link = if dest.trim().is_empty() {
             empty_target_link(text)
@@ -259,7 +268,8 @@ mod tests {
 
     #[test]
     fn inline_links() {
-        let links = extract_links("[the guide](DeployGuide) and [steps](DeployGuide#Rollback%20Steps)");
+        let links =
+            extract_links("[the guide](DeployGuide) and [steps](DeployGuide#Rollback%20Steps)");
         assert_eq!(links.len(), 2);
         assert_eq!(links[0].target, "DeployGuide");
         assert_eq!(links[0].text, "the guide");
@@ -291,7 +301,10 @@ mod tests {
         assert_eq!(targets("[a](C%2B%2B)"), strings(&["C++"]));
         assert_eq!(targets("[a](<Page Name>)"), strings(&["Page Name"]));
         assert_eq!(targets("[a](<Page Name#Sec>)"), strings(&["Page Name"]));
-        assert_eq!(targets("[a](Columbian Exchange)"), strings(&["Columbian Exchange"]));
+        assert_eq!(
+            targets("[a](Columbian Exchange)"),
+            strings(&["Columbian Exchange"])
+        );
         assert_eq!(targets("[a](Page \"A title\")"), strings(&["Page"]));
         assert_eq!(targets("[a](Page 'A title')"), strings(&["Page"]));
         assert_eq!(targets("[a]( Spaced )"), strings(&["Spaced"]));
@@ -299,19 +312,32 @@ mod tests {
 
     #[test]
     fn relative_paths() {
-        assert_eq!(targets("[a](./Foo.md) [b](Foo.md) [c](Bar)"), strings(&["Foo", "Foo", "Bar"]));
-        assert_eq!(targets("[a](../docs/x.md) [b](/abs/path) [c](./)"), Vec::<String>::new());
-        assert_eq!(targets("[a](notes.txt) [b](Wiki:Page)"), strings(&["notes.txt", "Wiki:Page"]));
+        assert_eq!(
+            targets("[a](./Foo.md) [b](Foo.md) [c](Bar)"),
+            strings(&["Foo", "Foo", "Bar"])
+        );
+        assert_eq!(
+            targets("[a](../docs/x.md) [b](/abs/path) [c](./)"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            targets("[a](notes.txt) [b](Wiki:Page)"),
+            strings(&["notes.txt", "Wiki:Page"])
+        );
     }
 
     #[test]
     fn links_inside_code_spans_count_like_the_reference() {
-        assert_eq!(targets("Write `[PageName]()` to link."), strings(&["PageName"]));
+        assert_eq!(
+            targets("Write `[PageName]()` to link."),
+            strings(&["PageName"])
+        );
     }
 
     #[test]
     fn frontmatter_is_skipped() {
-        let page = "---\ntitle: X\nsummary: see [Hidden]()\nrelated:\n  - Rel\n---\n# X\n[Shown]()\n";
+        let page =
+            "---\ntitle: X\nsummary: see [Hidden]()\nrelated:\n  - Rel\n---\n# X\n[Shown]()\n";
         assert_eq!(targets(page), strings(&["Shown"]));
     }
 
@@ -329,7 +355,10 @@ mod tests {
         let body = "[Aa]() [x](Aa) [Bb]() [Aa#s]() [B]()";
         assert_eq!(targets(body), strings(&["Aa", "Aa", "Bb", "Aa"]));
         let related = strings(&[" Cc ", "Aa", "", "Dd", "Cc"]);
-        assert_eq!(link_targets(body, &related), strings(&["Aa", "Bb", "Cc", "Dd"]));
+        assert_eq!(
+            link_targets(body, &related),
+            strings(&["Aa", "Bb", "Cc", "Dd"])
+        );
         assert_eq!(link_targets("", &[]), Vec::<String>::new());
     }
 
@@ -337,7 +366,10 @@ mod tests {
     fn serde_shape() {
         let link = extract_links("[A#b]()").pop();
         let json = serde_json::to_string(&link).unwrap_or_default();
-        assert_eq!(json, r#"{"target":"A","anchor":"b","text":"A#b","syntax":"empty_target"}"#);
+        assert_eq!(
+            json,
+            r#"{"target":"A","anchor":"b","text":"A#b","syntax":"empty_target"}"#
+        );
     }
 
     #[test]
@@ -346,6 +378,7 @@ mod tests {
         let deep_nested = "[".repeat(2_000) + "X" + &"]".repeat(2_000) + "()";
         let deep_unclosed = "[".repeat(2_000) + "X](Y)";
         let alternating = "[](".repeat(3_000);
+        let long_line = "[a](".repeat(50_000) + "\n)";
         for text in [
             "",
             "[",
@@ -375,6 +408,7 @@ mod tests {
             deep_nested.as_str(),
             deep_unclosed.as_str(),
             alternating.as_str(),
+            long_line.as_str(),
         ] {
             for link in extract_links(text) {
                 assert!(!link.target.is_empty(), "{text:?}");

@@ -118,7 +118,11 @@ pub fn next_link_opener(text: &str, from: usize) -> Option<LinkOpener> {
     loop {
         let open = i + bytes.get(i..)?.iter().position(|&b| b == b'[')?;
         // The innermost unescaped `[` before the first `]` opens the candidate text.
-        let mut inner = if is_escaped(bytes, open) { None } else { Some(open) };
+        let mut inner = if is_escaped(bytes, open) {
+            None
+        } else {
+            Some(open)
+        };
         let mut j = open + 1;
         let close = loop {
             match bytes.get(j)? {
@@ -132,7 +136,11 @@ pub fn next_link_opener(text: &str, from: usize) -> Option<LinkOpener> {
             let body = text.get(inner + 1..close).unwrap_or("");
             if bytes.get(close + 1) == Some(&b'(') && !has_blank_line(body) {
                 let image = inner > 0 && bytes.get(inner - 1) == Some(&b'!');
-                return Some(LinkOpener { open: inner, close, image });
+                return Some(LinkOpener {
+                    open: inner,
+                    close,
+                    image,
+                });
             }
         }
         i = close + 1;
@@ -157,7 +165,7 @@ fn has_blank_line(s: &str) -> bool {
 /// (HTML form encoding, as Java's `URLDecoder` does). A `%` not followed by two hex digits is
 /// kept literally; byte sequences that are not UTF-8 become U+FFFD.
 pub fn url_decode(s: &str, plus_as_space: bool) -> String {
-    if !s.contains('%') && !(plus_as_space && s.contains('+')) {
+    if !(s.contains('%') || (plus_as_space && s.contains('+'))) {
         return s.to_owned();
     }
     let bytes = s.as_bytes();
@@ -220,7 +228,6 @@ mod tests {
         assert!(!is_inside(&[], 3));
     }
 
-
     #[test]
     fn link_openers() {
         let find_all = |text: &str| {
@@ -232,7 +239,10 @@ mod tests {
             }
             out
         };
-        assert_eq!(find_all("[a](b) ![i](x.png)"), vec![("a".into(), false), ("i".into(), true)]);
+        assert_eq!(
+            find_all("[a](b) ![i](x.png)"),
+            vec![("a".into(), false), ("i".into(), true)]
+        );
         assert_eq!(find_all("[a [b](c)"), vec![("b".into(), false)]);
         assert_eq!(find_all("[[link]()"), vec![("link".into(), false)]);
         assert_eq!(find_all("[x] and [y] (z)"), Vec::<(String, bool)>::new());
@@ -272,9 +282,15 @@ mod tests {
         // Empty block.
         assert_eq!(split_frontmatter("---\n---\nbody"), (Some(""), "body"));
         // Not at offset 0, unclosed, or not a fence line: no frontmatter.
-        assert_eq!(split_frontmatter(" ---\na\n---\n"), (None, " ---\na\n---\n"));
+        assert_eq!(
+            split_frontmatter(" ---\na\n---\n"),
+            (None, " ---\na\n---\n")
+        );
         assert_eq!(split_frontmatter("---\na: 1\n"), (None, "---\na: 1\n"));
-        assert_eq!(split_frontmatter("----\na\n---\n"), (None, "----\na\n---\n"));
+        assert_eq!(
+            split_frontmatter("----\na\n---\n"),
+            (None, "----\na\n---\n")
+        );
         assert_eq!(split_frontmatter("---"), (None, "---"));
         assert_eq!(strip_frontmatter("plain"), "plain");
         assert_eq!(strip_frontmatter(""), "");
