@@ -7,6 +7,8 @@
 //! * [`strip_frontmatter`] / [`split_frontmatter`] separate a leading YAML frontmatter block
 //!   from the body using the reference's framing rule (REFERENCE §4.1): the block starts at
 //!   offset 0 with a `---` line and ends at the next line that is exactly `---`.
+//! * [`next_link_opener`] finds `[text](` link openers in raw text (the common first step of
+//!   the wikilink and `cite://` scanners), and [`url_decode`] decodes `%xx`/`+` escapes.
 //!
 //! Everything here is total: any `&str` is accepted and nothing panics.
 
@@ -56,7 +58,7 @@ pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
     while line_start <= text.len() {
         let rest = text.get(line_start..).unwrap_or("");
         let (line, next) = match rest.find('\n') {
-            Some(nl) => (&rest[..nl], Some(line_start + nl + 1)),
+            Some(nl) => (rest.get(..nl).unwrap_or(""), Some(line_start + nl + 1)),
             None => (rest, None),
         };
         if line.trim_end_matches([' ', '\t', '\r']) == "---" {
@@ -104,8 +106,8 @@ impl LinkOpener {
 }
 
 /// Finds the next `[text](` at or after byte `from`, scanning the raw text the way the
-/// reference's link regex does (no Markdown parse, so code spans are *not* skipped), with two
-/// refinements that follow CommonMark:
+/// reference's link regex does (no Markdown parse, so code spans are *not* skipped), with
+/// these refinements, which follow CommonMark:
 ///
 /// * the innermost bracket wins — in `[a [b](c)` the text is `b`, not `a [b`;
 /// * an escaped `\[` does not open a link, and link text may not contain a blank line.
