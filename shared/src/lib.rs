@@ -5,16 +5,23 @@
 //! the functions (WASM and native) feed it shards and serve what it returns.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod acl;
 pub mod analysis;
+pub mod citation;
 pub mod error;
 pub mod graph;
 pub mod hashing;
 pub mod html;
 pub mod http;
 pub mod lexical;
+pub mod links;
+pub mod markdown;
 pub mod page;
 pub mod shard;
 pub mod spine;
 pub mod tokens;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod corpus_tests;
 
 pub use error::{Error, Result};

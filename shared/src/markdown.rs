@@ -1,0 +1,300 @@
+//! Small Markdown helpers shared by the markup scanners (`acl`, `links`, `citation`).
+//!
+//! * [`code_ranges`] finds the byte ranges of Markdown *code* — inline code spans, fenced code
+//!   blocks and indented code blocks — with a real CommonMark parser (pulldown-cmark), so the
+//!   ACL scanner can skip `[{ALLOW …}]` examples shown as code, exactly as the reference does
+//!   with its bare CommonMark parse (REFERENCE §4.5).
+//! * [`strip_frontmatter`] / [`split_frontmatter`] separate a leading YAML frontmatter block
+//!   from the body using the reference's framing rule (REFERENCE §4.1): the block starts at
+//!   offset 0 with a `---` line and ends at the next line that is exactly `---`.
+//! * [`next_link_opener`] finds `[text](` link openers in raw text (the common first step of
+//!   the wikilink and `cite://` scanners), and [`url_decode`] decodes `%xx`/`+` escapes.
+//!
+//! Everything here is total: any `&str` is accepted and nothing panics.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag};
+
+/// Byte ranges `[start, end)` of every code span, fenced code block and indented code block
+/// in `text`, in document order. Ranges of blocks include their fences; ranges of code spans
+/// include their backticks. Nested structure (code inside lists, block quotes, …) is found.
+///
+/// The text is parsed as plain CommonMark (no extensions), which is what the reference uses to
+/// decide whether an ACL directive is "inside code".
+pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match event {
+            Event::Code(_) | Event::Start(Tag::CodeBlock(_)) => ranges.push(range),
+            _ => {}
+        }
+    }
+    ranges
+}
+
+/// True when byte `offset` lies inside one of `ranges` (as returned by [`code_ranges`]).
+pub fn is_inside(ranges: &[Range<usize>], offset: usize) -> bool {
+    ranges.iter().any(|r| r.contains(&offset))
+}
+
+/// Splits `text` into `(frontmatter, body)`.
+///
+/// A frontmatter block exists only when `text` starts at offset 0 with a line `---` (followed by
+/// `\n` or `\r\n`) and a later line consists of exactly `---` (trailing spaces, tabs and a `\r`
+/// are tolerated). The returned frontmatter is the YAML between the two fences; the body is
+/// everything after the closing fence line. Without a complete block the whole text is the
+/// body and the frontmatter is `None`.
+pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
+    let after_open = if let Some(rest) = text.strip_prefix("---\n") {
+        rest
+    } else if let Some(rest) = text.strip_prefix("---\r\n") {
+        rest
+    } else {
+        return (None, text);
+    };
+    let yaml_start = text.len() - after_open.len();
+    let mut line_start = yaml_start;
+    while line_start <= text.len() {
+        let rest = text.get(line_start..).unwrap_or("");
+        let (line, next) = match rest.find('\n') {
+            Some(nl) => (rest.get(..nl).unwrap_or(""), Some(line_start + nl + 1)),
+            None => (rest, None),
+        };
+        if line.trim_end_matches([' ', '\t', '\r']) == "---" {
+            let yaml = text.get(yaml_start..line_start).unwrap_or("");
+            let body = match next {
+                Some(n) => text.get(n..).unwrap_or(""),
+                None => "",
+            };
+            return (Some(yaml), body);
+        }
+        match next {
+            Some(n) => line_start = n,
+            None => break,
+        }
+    }
+    (None, text)
+}
+
+/// The body of `text` without its frontmatter block (see [`split_frontmatter`]).
+pub fn strip_frontmatter(text: &str) -> &str {
+    split_frontmatter(text).1
+}
+
+/// Where a Markdown inline link starts: the `[` and `]` of `[text](` (see [`next_link_opener`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkOpener {
+    /// Byte offset of the `[` that opens the link text.
+    pub open: usize,
+    /// Byte offset of the `]` that closes the link text; the destination starts at `close + 2`.
+    pub close: usize,
+    /// True when the `[` is preceded by `!` (an image, `![alt](src)`).
+    pub image: bool,
+}
+
+impl LinkOpener {
+    /// The link text between the brackets.
+    pub fn text<'a>(&self, source: &'a str) -> &'a str {
+        source.get(self.open + 1..self.close).unwrap_or("")
+    }
+
+    /// Byte offset where the destination (after `](`) starts.
+    pub fn destination_start(&self) -> usize {
+        self.close + 2
+    }
+}
+
+/// Finds the next `[text](` at or after byte `from`, scanning the raw text the way the
+/// reference's link regex does (no Markdown parse, so code spans are *not* skipped), with
+/// these refinements, which follow CommonMark:
+///
+/// * the innermost bracket wins — in `[a [b](c)` the text is `b`, not `a [b`;
+/// * an escaped `\[` does not open a link, and link text may not contain a blank line.
+///
+/// The text cannot contain `]`. The caller parses the destination; when it rejects it, it
+/// continues from `close + 1`.
+pub fn next_link_opener(text: &str, from: usize) -> Option<LinkOpener> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    loop {
+        let open = i + bytes.get(i..)?.iter().position(|&b| b == b'[')?;
+        // The innermost unescaped `[` before the first `]` opens the candidate text.
+        let mut inner = if is_escaped(bytes, open) {
+            None
+        } else {
+            Some(open)
+        };
+        let mut j = open + 1;
+        let close = loop {
+            match bytes.get(j)? {
+                b']' => break j,
+                b'[' if !is_escaped(bytes, j) => inner = Some(j),
+                _ => {}
+            }
+            j += 1;
+        };
+        if let Some(inner) = inner {
+            let body = text.get(inner + 1..close).unwrap_or("");
+            if bytes.get(close + 1) == Some(&b'(') && !has_blank_line(body) {
+                let image = inner > 0 && bytes.get(inner - 1) == Some(&b'!');
+                return Some(LinkOpener {
+                    open: inner,
+                    close,
+                    image,
+                });
+            }
+        }
+        i = close + 1;
+    }
+}
+
+/// True when the byte at `at` is preceded by a backslash.
+fn is_escaped(bytes: &[u8], at: usize) -> bool {
+    at > 0 && bytes.get(at - 1) == Some(&b'\\')
+}
+
+/// True when `s` contains an empty or whitespace-only line between two line breaks.
+fn has_blank_line(s: &str) -> bool {
+    let mut lines = s.split('\n');
+    lines.next();
+    let mut middle: Vec<&str> = lines.collect();
+    middle.pop();
+    middle.iter().any(|l| l.trim().is_empty())
+}
+
+/// Decodes URL percent-escapes (`%20` → space); with `plus_as_space`, `+` becomes a space first
+/// (HTML form encoding, as Java's `URLDecoder` does). A `%` not followed by two hex digits is
+/// kept literally; byte sequences that are not UTF-8 become U+FFFD.
+pub fn url_decode(s: &str, plus_as_space: bool) -> String {
+    if !(s.contains('%') || (plus_as_space && s.contains('+'))) {
+        return s.to_owned();
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'+' if plus_as_space => out.push(b' '),
+            b'%' => {
+                let hi = bytes.get(i + 1).and_then(|c| (*c as char).to_digit(16));
+                let lo = bytes.get(i + 2).and_then(|c| (*c as char).to_digit(16));
+                if let (Some(hi), Some(lo)) = (hi, lo) {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 3;
+                    continue;
+                }
+                out.push(b'%');
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn covered<'a>(text: &'a str, ranges: &[Range<usize>]) -> Vec<&'a str> {
+        ranges.iter().filter_map(|r| text.get(r.clone())).collect()
+    }
+
+    #[test]
+    fn finds_code_spans_and_blocks() {
+        let text = "intro `span` text\n\n```rust\nfenced\n```\n\n    indented\n\npara ``two `ticks` here``\n";
+        let ranges = code_ranges(text);
+        let got = covered(text, &ranges);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!(got[0], "`span`");
+        assert!(got[1].starts_with("```rust") && got[1].contains("fenced"));
+        assert!(got[2].contains("indented"));
+        assert_eq!(got[3], "``two `ticks` here``");
+    }
+
+    #[test]
+    fn code_nested_in_lists_and_quotes() {
+        let text = "- item with `code`\n\n> quoted\n>\n> ```\n> block\n> ```\n";
+        let ranges = code_ranges(text);
+        let got = covered(text, &ranges);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0], "`code`");
+        assert!(got[1].contains("block"));
+    }
+
+    #[test]
+    fn unclosed_backtick_is_not_code() {
+        let text = "a ` b [{ALLOW view Admin}]";
+        assert!(code_ranges(text).is_empty());
+        assert!(!is_inside(&[], 3));
+    }
+
+    #[test]
+    fn link_openers() {
+        let find_all = |text: &str| {
+            let mut out = Vec::new();
+            let mut from = 0;
+            while let Some(o) = next_link_opener(text, from) {
+                out.push((o.text(text).to_owned(), o.image));
+                from = o.close + 1;
+            }
+            out
+        };
+        assert_eq!(
+            find_all("[a](b) ![i](x.png)"),
+            vec![("a".into(), false), ("i".into(), true)]
+        );
+        assert_eq!(find_all("[a [b](c)"), vec![("b".into(), false)]);
+        assert_eq!(find_all("[[link]()"), vec![("link".into(), false)]);
+        assert_eq!(find_all("[x] and [y] (z)"), Vec::<(String, bool)>::new());
+        assert_eq!(find_all("\\[not](x) [yes](y)"), vec![("yes".into(), false)]);
+        assert_eq!(find_all("[a\n\nb](c)"), Vec::<(String, bool)>::new());
+        assert_eq!(find_all("[a\nb](c)"), vec![("a\nb".into(), false)]);
+        assert_eq!(find_all("[é](ü)"), vec![("é".into(), false)]);
+        for nasty in ["[", "]", "[]", "[](", "]((", "[[[[", "\\[", "![", "!["] {
+            let _ = find_all(nasty);
+        }
+    }
+
+    #[test]
+    fn url_decoding() {
+        assert_eq!(url_decode("Rollback%20Steps", true), "Rollback Steps");
+        assert_eq!(url_decode("a+b", true), "a b");
+        assert_eq!(url_decode("a+b", false), "a+b");
+        assert_eq!(url_decode("100%", true), "100%");
+        assert_eq!(url_decode("%zz%4", true), "%zz%4");
+        assert_eq!(url_decode("%C3%A9t%C3%A9", false), "été");
+        assert_eq!(url_decode("%FF", false), "\u{FFFD}");
+        assert_eq!(url_decode("%2B", true), "+");
+    }
+
+    #[test]
+    fn frontmatter_split() {
+        let (fm, body) = split_frontmatter("---\ntitle: X\n---\n# Body\n");
+        assert_eq!(fm, Some("title: X\n"));
+        assert_eq!(body, "# Body\n");
+
+        let (fm, body) = split_frontmatter("---\r\na: 1\r\n---\r\nrest");
+        assert_eq!(fm, Some("a: 1\r\n"));
+        assert_eq!(body, "rest");
+
+        // Closing fence at end of file without a newline.
+        assert_eq!(split_frontmatter("---\na: 1\n---"), (Some("a: 1\n"), ""));
+        // Empty block.
+        assert_eq!(split_frontmatter("---\n---\nbody"), (Some(""), "body"));
+        // Not at offset 0, unclosed, or not a fence line: no frontmatter.
+        assert_eq!(
+            split_frontmatter(" ---\na\n---\n"),
+            (None, " ---\na\n---\n")
+        );
+        assert_eq!(split_frontmatter("---\na: 1\n"), (None, "---\na: 1\n"));
+        assert_eq!(
+            split_frontmatter("----\na\n---\n"),
+            (None, "----\na\n---\n")
+        );
+        assert_eq!(split_frontmatter("---"), (None, "---"));
+        assert_eq!(strip_frontmatter("plain"), "plain");
+        assert_eq!(strip_frontmatter(""), "");
+    }
+}
