@@ -48,13 +48,15 @@
 //! * **Reading order is preserved.** Before an atomic or over-long block, pending text is
 //!   *flushed*. The reference keeps a short buffer held across such blocks, which moves a
 //!   lead-in sentence after the code block it introduces; we never reorder text.
-//! * **Lead-ins stay with what they introduce.** If the flushed pending text is below
-//!   `fragment_floor_tokens` (e.g. "Example:" before a code block, or a carried
-//!   fragment from the previous section), it is not emitted as a tiny chunk of its own:
-//!   it is placed in front of the atomic block (same chunk) or in front of the over-long
-//!   block before that block is split. Likewise, when a sub-floor buffer and the next
-//!   block do not fit together, the pair is split on sentences rather than emitting the
-//!   fragment alone. Pending text at or above the floor is emitted on its own.
+//! * **Lead-ins stay with what they introduce.** Pending text below
+//!   `merge_forward_tokens` (which the reference would hold) merges forward into what
+//!   follows instead of becoming a chunk of its own: it joins the chunk of the next atomic
+//!   block when the two fit in `max_tokens` ("Create the unit file:" + its code block),
+//!   and leads the first piece of an over-long block that is being split. A *fragment*
+//!   (below `fragment_floor_tokens`, e.g. "Example:" or a carried two-word preamble)
+//!   always joins, even if that makes the atomic chunk larger; when a fragment and the
+//!   next paragraph do not fit together, the pair is split on sentences rather than
+//!   emitting the fragment alone. Anything else pending is emitted on its own first.
 //! * **Oversized lists split between items** first (each item is kept whole when it fits),
 //!   then on sentences and whitespace inside an item that is itself too long.
 //! * **No chunk of prose exceeds `max_tokens`** (before overlap): a single "word" longer
@@ -434,11 +436,22 @@ impl ChunkBuilder {
         self.headings.enter(level, title);
     }
 
-    /// A code block, table or small list: its own chunk, whatever its size.
+    /// Pending text below `merge_forward_tokens`: it would be held at the end of the
+    /// section, so it merges forward into whatever comes next.
+    fn pending_is_short(&self) -> bool {
+        !self.pending.is_empty() && self.pending.tokens() < self.merge_forward_tokens
+    }
+
+    /// A code block, table or small list: its own chunk, whatever its size. Short pending
+    /// text in front of it (typically the sentence introducing it) joins that chunk when
+    /// the two fit in `max_tokens`, and always when it is a fragment.
     fn on_atomic_block(&mut self, block: &str) {
-        let text = if self.pending_is_fragment() {
-            let lead_in = self.pending.take();
-            format!("{}{BLOCK_SEPARATOR}{block}", lead_in.text)
+        let joined = format!("{}{BLOCK_SEPARATOR}{block}", self.pending.text);
+        let lead_in_joins = self.pending_is_fragment()
+            || (self.pending_is_short() && estimate_tokens(&joined) <= self.max_tokens);
+        let text = if lead_in_joins {
+            self.pending = PendingText::default();
+            joined
         } else {
             self.flush_pending();
             block.to_string()
@@ -476,17 +489,22 @@ impl ChunkBuilder {
         };
     }
 
-    /// Splits an over-long block (led by the pending text when that is a fragment) into
-    /// pieces of at most `max_tokens`, each a chunk of the current section.
+    /// Splits an over-long block into pieces of at most `max_tokens`, each a chunk of the
+    /// current section. Short pending text leads the first piece instead of standing alone.
     fn split_block(&mut self, block: &str, item_ranges: Option<Vec<Range<usize>>>) {
         let block_segments = item_ranges
             .filter(|items| segments_cover_text(block, items))
             .unwrap_or_else(|| sentence_segments(block, 0..block.len()));
-        let (text, seeds) = if self.pending_is_fragment() {
+        let (text, seeds) = if self.pending_is_fragment() || self.pending_is_short() {
             let lead_in = self.pending.take().text;
             let offset = lead_in.len() + BLOCK_SEPARATOR.len();
-            let mut seeds = vec![0..lead_in.len()];
-            seeds.extend(block_segments.into_iter().map(|r| r.start + offset..r.end + offset));
+            let mut seeds = Vec::with_capacity(block_segments.len() + 1);
+            seeds.push(0..lead_in.len());
+            seeds.extend(
+                block_segments
+                    .into_iter()
+                    .map(|r| r.start + offset..r.end + offset),
+            );
             (format!("{lead_in}{BLOCK_SEPARATOR}{block}"), seeds)
         } else {
             self.flush_pending();
@@ -551,8 +569,10 @@ fn segments_cover_text(text: &str, segments: &[Range<usize>]) -> bool {
         if segment.start < covered_until || segment.end < segment.start {
             return false;
         }
-        let (Some(gap), Some(_)) = (text.get(covered_until..segment.start), text.get(segment.clone()))
-        else {
+        let (Some(gap), Some(_)) = (
+            text.get(covered_until..segment.start),
+            text.get(segment.clone()),
+        ) else {
             return false;
         };
         if !gap.trim().is_empty() {
@@ -560,7 +580,8 @@ fn segments_cover_text(text: &str, segments: &[Range<usize>]) -> bool {
         }
         covered_until = segment.end;
     }
-    text.get(covered_until..).is_some_and(|rest| rest.trim().is_empty())
+    text.get(covered_until..)
+        .is_some_and(|rest| rest.trim().is_empty())
 }
 
 /// The sentences of `text[range]`, as trimmed byte ranges of `text`. A boundary is a run
@@ -594,11 +615,19 @@ fn sentence_segments(text: &str, range: Range<usize>) -> Vec<Range<usize>> {
         }
         let followed_by_capital = after_whitespace.is_some_and(|(_, next)| next.is_uppercase());
         if whitespace_chars > 0 && (followed_by_capital || has_inner_line_break) {
-            push_trimmed(text, range.start + sentence_start..range.start + sentence_end, &mut sentences);
+            push_trimmed(
+                text,
+                range.start + sentence_start..range.start + sentence_end,
+                &mut sentences,
+            );
             sentence_start = after_whitespace.map_or(slice.len(), |(next_index, _)| next_index);
         }
     }
-    push_trimmed(text, range.start + sentence_start..range.end, &mut sentences);
+    push_trimmed(
+        text,
+        range.start + sentence_start..range.end,
+        &mut sentences,
+    );
     sentences
 }
 
@@ -701,7 +730,9 @@ fn pack_segments<'t>(text: &'t str, segments: &[Range<usize>], max_tokens: usize
             Some((span, units)) => {
                 let extension = text.get(span.end..segment.end).map(utf16_len);
                 match extension {
-                    Some(extra) if units + extra <= max_units => Some((span.start..segment.end, units + extra)),
+                    Some(extra) if units + extra <= max_units => {
+                        Some((span.start..segment.end, units + extra))
+                    }
                     _ => {
                         push_piece(text, span, &mut pieces);
                         Some((segment.clone(), utf16_len(segment_text)))
@@ -736,7 +767,11 @@ fn apply_overlap_and_finish(drafts: &[DraftChunk], overlap_tokens: usize) -> Vec
     for (position, draft) in drafts.iter().enumerate() {
         let text = match previous {
             Some(prev) if overlap_units > 0 && prev.heading_path == draft.heading_path => {
-                format!("{}{BLOCK_SEPARATOR}{}", utf16_tail(&prev.text, overlap_units), draft.text)
+                format!(
+                    "{}{BLOCK_SEPARATOR}{}",
+                    utf16_tail(&prev.text, overlap_units),
+                    draft.text
+                )
             }
             _ => draft.text.clone(),
         };

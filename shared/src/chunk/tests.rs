@@ -66,7 +66,8 @@ fn empty_body_gives_no_chunks() {
 
 #[test]
 fn single_short_paragraph_gives_one_chunk() {
-    let body = "This is a single short paragraph of prose intended to exercise the simplest happy path.";
+    let body =
+        "This is a single short paragraph of prose intended to exercise the simplest happy path.";
     let chunks = chunk_body(body, &standalone_sections());
     assert_eq!(chunks.len(), 1);
     let chunk = &chunks[0];
@@ -76,7 +77,10 @@ fn single_short_paragraph_gives_one_chunk() {
     assert_eq!(chunk.char_count, body.len());
     assert_eq!(chunk.token_estimate, body.len().div_ceil(4));
     assert_eq!(chunk.content_hash.len(), 16);
-    assert!(chunk.content_hash.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    assert!(chunk
+        .content_hash
+        .chars()
+        .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
 }
 
 #[test]
@@ -108,7 +112,10 @@ fn three_short_sections_give_three_chunks_under_the_h1() {
             path(&["Top Title", "Third Section"]),
         ]
     );
-    assert_eq!(chunks.iter().map(|c| c.index).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(
+        chunks.iter().map(|c| c.index).collect::<Vec<_>>(),
+        vec![0, 1, 2]
+    );
 }
 
 #[test]
@@ -147,17 +154,35 @@ fn heading_with_inline_markup_keeps_its_raw_source() {
     );
     let chunks = chunk_body(&body, &standalone_sections());
     assert_eq!(chunks.len(), 1);
-    assert_eq!(chunks[0].heading_path, path(&["Top", "First *emphasized* Section"]));
+    assert_eq!(
+        chunks[0].heading_path,
+        path(&["Top", "First *emphasized* Section"])
+    );
 }
 
 #[test]
 fn oversized_paragraph_splits_on_sentence_boundaries() {
-    let body: String = (0..80).map(|i| format!("Sentence number {i} filler text. ")).collect();
+    let body: String = (0..80)
+        .map(|i| format!("Sentence number {i} filler text. "))
+        .collect();
     let chunks = chunk_body(&body, &standalone_sections());
-    assert!(chunks.len() > 1, "expected several chunks, got {}", chunks.len());
+    assert!(
+        chunks.len() > 1,
+        "expected several chunks, got {}",
+        chunks.len()
+    );
     for chunk in &chunks {
-        assert!(chunk.token_estimate <= 512, "chunk {} has {} tokens", chunk.index, chunk.token_estimate);
-        assert!(chunk.text.starts_with("Sentence number "), "{:?}", chunk.text);
+        assert!(
+            chunk.token_estimate <= 512,
+            "chunk {} has {} tokens",
+            chunk.index,
+            chunk.token_estimate
+        );
+        assert!(
+            chunk.text.starts_with("Sentence number "),
+            "{:?}",
+            chunk.text
+        );
         assert!(chunk.text.ends_with("filler text."), "{:?}", chunk.text);
     }
     // Nothing lost, nothing reordered: the pieces are consecutive slices of the paragraph.
@@ -196,7 +221,10 @@ fn sub_floor_fragment_merges_forward_and_adopts_the_next_heading() {
     let chunks = chunk_body(&body, &production_without_overlap());
     assert_eq!(chunks.len(), 1, "{chunks:#?}");
     assert_eq!(chunks[0].heading_path, path(&["Real"]));
-    assert!(chunks[0].text.starts_with("Tiny.\n\n"), "fragment kept, in reading order");
+    assert!(
+        chunks[0].text.starts_with("Tiny.\n\n"),
+        "fragment kept, in reading order"
+    );
     assert!(chunks[0].text.contains("plenty of real content"));
 }
 
@@ -216,7 +244,9 @@ fn first_h2_after_a_short_preamble_stays_findable_under_its_own_heading() {
     );
     let chunks = chunk_body(&body, &production_without_overlap());
     let sizing = path(&["Deploying Ollama", "Hardware Sizing"]);
-    assert!(chunks.iter().any(|c| c.heading_path == sizing && c.text.contains("vRAM")));
+    assert!(chunks
+        .iter()
+        .any(|c| c.heading_path == sizing && c.text.contains("vRAM")));
     assert!(!chunks
         .iter()
         .any(|c| c.heading_path == path(&["Deploying Ollama"]) && c.text.contains("vRAM")));
@@ -292,14 +322,33 @@ fn ordered_list_within_budget_is_one_chunk() {
 fn list_above_four_times_max_is_split_between_items() {
     let mut body = String::from("## Long\n\n");
     for i in 0..160 {
-        body.push_str(&format!("- item {i} with enough filler prose on the line to push the bytes.\n"));
+        body.push_str(&format!(
+            "- item {i} with enough filler prose on the line to push the bytes.\n"
+        ));
     }
     let chunks = chunk_body(&body, &standalone_sections());
-    assert!(chunks.len() > 1, "oversized list should split, got {}", chunks.len());
+    assert!(
+        chunks.len() > 1,
+        "oversized list should split, got {}",
+        chunks.len()
+    );
     for chunk in &chunks {
-        assert!(chunk.token_estimate <= 512, "chunk {} has {} tokens", chunk.index, chunk.token_estimate);
-        assert!(chunk.text.starts_with("- item "), "pieces start at an item: {:?}", chunk.text);
-        assert!(chunk.text.ends_with("push the bytes."), "pieces end with an item: {:?}", chunk.text);
+        assert!(
+            chunk.token_estimate <= 512,
+            "chunk {} has {} tokens",
+            chunk.index,
+            chunk.token_estimate
+        );
+        assert!(
+            chunk.text.starts_with("- item "),
+            "pieces start at an item: {:?}",
+            chunk.text
+        );
+        assert!(
+            chunk.text.ends_with("push the bytes."),
+            "pieces end with an item: {:?}",
+            chunk.text
+        );
         assert_eq!(chunk.heading_path, path(&["Long"]));
     }
     let total_items: usize = chunks.iter().map(|c| c.text.lines().count()).sum();
@@ -319,29 +368,50 @@ fn content_hash_is_deterministic_and_depends_on_the_heading_path() {
 
 #[test]
 fn overlap_prepends_the_previous_chunks_tail_within_a_section() {
-    let body = format!("# H\n\n{}", "Alpha sentence number here is present. ".repeat(20));
+    let body = format!(
+        "# H\n\n{}",
+        "Alpha sentence number here is present. ".repeat(20)
+    );
     let overlapped = chunk_body(&body, &tiny_chunks(10));
     let plain = chunk_body(&body, &tiny_chunks(0));
-    assert!(plain.len() >= 2, "expected the long section to split, got {}", plain.len());
+    assert!(
+        plain.len() >= 2,
+        "expected the long section to split, got {}",
+        plain.len()
+    );
     assert_eq!(overlapped.len(), plain.len());
-    assert_eq!(overlapped[0], plain[0], "the first chunk is unchanged by overlap");
-    for (previous, (current, current_plain)) in plain.iter().zip(overlapped.iter().zip(&plain).skip(1)) {
+    assert_eq!(
+        overlapped[0], plain[0],
+        "the first chunk is unchanged by overlap"
+    );
+    for (previous, (current, current_plain)) in
+        plain.iter().zip(overlapped.iter().zip(&plain).skip(1))
+    {
         let tail = utf16_tail(&previous.text, 40);
         assert_eq!(tail.len(), 40);
         assert_eq!(current.text, format!("{tail}\n\n{}", current_plain.text));
         assert_eq!(current.char_count, utf16_len(&current.text));
         assert_eq!(current.token_estimate, estimate_tokens(&current.text));
-        assert_eq!(current.content_hash, content_hash(&current.heading_path, &current.text));
+        assert_eq!(
+            current.content_hash,
+            content_hash(&current.heading_path, &current.text)
+        );
     }
 }
 
 #[test]
 fn overlap_zero_is_an_exact_no_op() {
-    let body = format!("# H\n\n{}", "Alpha sentence number here is present. ".repeat(20));
+    let body = format!(
+        "# H\n\n{}",
+        "Alpha sentence number here is present. ".repeat(20)
+    );
     let chunks = chunk_body(&body, &tiny_chunks(0));
     let drafts = draft_chunks(&body, &tiny_chunks(0));
     assert!(chunks.len() >= 2);
-    assert_eq!(texts(&chunks), drafts.iter().map(|d| d.text.as_str()).collect::<Vec<_>>());
+    assert_eq!(
+        texts(&chunks),
+        drafts.iter().map(|d| d.text.as_str()).collect::<Vec<_>>()
+    );
     for pair in chunks.windows(2) {
         let [previous, current] = pair else { continue };
         assert!(!current.text.starts_with(utf16_tail(&previous.text, 40)));
@@ -364,7 +434,10 @@ fn default_config_is_the_reference_production_config() {
         }
     );
     let json = serde_json::to_string(&ChunkerConfig::default()).unwrap_or_default();
-    assert_eq!(serde_json::from_str::<ChunkerConfig>(&json).ok(), Some(ChunkerConfig::default()));
+    assert_eq!(
+        serde_json::from_str::<ChunkerConfig>(&json).ok(),
+        Some(ChunkerConfig::default())
+    );
 }
 
 #[test]
@@ -390,7 +463,8 @@ fn skipped_heading_levels_pad_and_leading_padding_is_dropped() {
 
 #[test]
 fn setext_and_closed_atx_headings_give_plain_titles() {
-    let body = "Main title\n==========\n\nIntro text for the page.\n\nSub *title*\n---\n\nBody text.\n\n\
+    let body =
+        "Main title\n==========\n\nIntro text for the page.\n\nSub *title*\n---\n\nBody text.\n\n\
                 ## Closed heading ##\n\nClosed text.\n\n## C# tips\n\nSharp text.";
     let chunks = chunk_body(body, &standalone_sections());
     let paths: Vec<_> = chunks.iter().map(|c| c.heading_path.clone()).collect();
@@ -423,7 +497,10 @@ fn held_buffer_at_or_above_the_floor_keeps_its_own_heading() {
 fn sub_merge_forward_blocks_of_one_section_stay_together() {
     let body = "## Notes\n\nFirst short paragraph.\n\nSecond short paragraph.\n\nThird one.";
     let chunks = chunk_body(body, &production_without_overlap());
-    assert_eq!(texts(&chunks), vec!["First short paragraph.\n\nSecond short paragraph.\n\nThird one."]);
+    assert_eq!(
+        texts(&chunks),
+        vec!["First short paragraph.\n\nSecond short paragraph.\n\nThird one."]
+    );
 }
 
 #[test]
@@ -445,7 +522,12 @@ fn pending_text_becomes_a_chunk_when_the_next_block_would_exceed_max() {
         overlap_tokens: 0,
     };
     let paragraph = |word: &str| format!("{} end.", word.repeat(30)); // 30×4+5 = 125 units = 32 tokens
-    let body = format!("{}\n\n{}\n\n{}", paragraph("aaa "), paragraph("bbb "), paragraph("ccc "));
+    let body = format!(
+        "{}\n\n{}\n\n{}",
+        paragraph("aaa "),
+        paragraph("bbb "),
+        paragraph("ccc ")
+    );
     let chunks = chunk_body(&body, &config);
     assert_eq!(chunks.len(), 3);
     for chunk in &chunks {
@@ -467,23 +549,73 @@ fn lead_in_below_the_floor_stays_with_the_atomic_block_it_introduces() {
 }
 
 #[test]
-fn pending_text_above_the_floor_is_flushed_before_an_atomic_block_in_reading_order() {
-    let intro = "This introduction is deliberately long enough to clear the fragment floor of twenty-four tokens.";
-    assert!(estimate_tokens(intro) >= 24);
-    let body = format!("## Usage\n\n{intro}\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nAfter the table.");
+fn short_intro_joins_the_atomic_block_when_they_fit_together() {
+    // 25 tokens: above the floor, below merge-forward.
+    let intro = "Create the unit file below with the following content, save it, and then reload the systemd daemon:";
+    assert!((24..150).contains(&estimate_tokens(intro)));
+    let body =
+        format!("## Service\n\n{intro}\n\n```ini\n[Unit]\nDescription=demo\n```\n\nThen start it.");
     let chunks = chunk_body(&body, &production_without_overlap());
-    assert_eq!(texts(&chunks), vec![intro, "| a | b |\n|---|---|\n| 1 | 2 |", "After the table."]);
-    assert!(draft_chunks(&body, &production_without_overlap())
+    assert_eq!(
+        texts(&chunks),
+        vec![
+            format!("{intro}\n\n```ini\n[Unit]\nDescription=demo\n```").as_str(),
+            "Then start it."
+        ]
+    );
+}
+
+#[test]
+fn intro_too_big_to_join_is_flushed_before_the_atomic_block_in_reading_order() {
+    let config = ChunkerConfig {
+        max_tokens: 40,
+        ..production_without_overlap()
+    };
+    let intro = "This introduction is deliberately long enough to clear the fragment floor of twenty-four tokens.";
+    let table = "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n| 5 | 6 |\n| 7 | 8 |\n| 9 | 0 |";
+    assert!(estimate_tokens(intro) >= 24 && estimate_tokens(&format!("{intro}\n\n{table}")) > 40);
+    let body = format!("## Usage\n\n{intro}\n\n{table}\n\nAfter the table.");
+    let chunks = chunk_body(&body, &config);
+    assert_eq!(texts(&chunks), vec![intro, table, "After the table."]);
+    assert!(draft_chunks(&body, &config)
         .get(1)
         .is_some_and(|draft| draft.atomic));
+
+    // At or above merge-forward, pending text never joins an atomic block.
+    let long_intro = format!("{intro} ").repeat(7);
+    let body = format!("## Usage\n\n{long_intro}\n\n{table}");
+    let chunks = chunk_body(&body, &production_without_overlap());
+    assert_eq!(texts(&chunks), vec![long_intro.trim(), table]);
+}
+
+#[test]
+fn short_pending_text_leads_the_split_of_an_over_long_block() {
+    let config = tiny_chunks(0); // max 40 tokens
+    let body = format!(
+        "## S\n\nShort intro.\n\n{}",
+        "Alpha sentence number here is present. ".repeat(8)
+    );
+    let chunks = chunk_body(&body, &config);
+    assert!(chunks.len() > 1);
+    assert!(
+        chunks[0].text.starts_with("Short intro.\n\nAlpha sentence"),
+        "{:?}",
+        chunks[0].text
+    );
+    assert!(chunks.iter().all(|c| c.token_estimate <= 40));
 }
 
 #[test]
 fn crlf_and_lf_bodies_give_identical_chunks() {
     let lf = "# Title\n\nFirst paragraph.\nSecond line.\n\n## Sub\n\n- a\n- b\n";
     let crlf = lf.replace('\n', "\r\n");
-    assert_eq!(chunk_body(lf, &ChunkerConfig::default()), chunk_body(&crlf, &ChunkerConfig::default()));
-    assert!(chunk_body(&crlf, &ChunkerConfig::default()).iter().all(|c| !c.text.contains('\r')));
+    assert_eq!(
+        chunk_body(lf, &ChunkerConfig::default()),
+        chunk_body(&crlf, &ChunkerConfig::default())
+    );
+    assert!(chunk_body(&crlf, &ChunkerConfig::default())
+        .iter()
+        .all(|c| !c.text.contains('\r')));
 }
 
 #[test]
@@ -500,7 +632,10 @@ fn a_single_huge_word_is_cut_into_pieces_that_fit() {
     let chunks = chunk_body(&word, &config);
     assert!(chunks.len() > 1);
     assert!(chunks.iter().all(|c| c.token_estimate <= config.max_tokens));
-    assert_eq!(chunks.iter().map(|c| c.text.as_str()).collect::<String>(), word);
+    assert_eq!(
+        chunks.iter().map(|c| c.text.as_str()).collect::<String>(),
+        word
+    );
 }
 
 #[test]
@@ -533,7 +668,10 @@ fn sentence_boundaries_follow_the_reference_rule() {
         .collect();
     // "? t" (lower case) and ". s" / ".\ns" (single line break, lower case) are not boundaries;
     // a blank line is.
-    assert_eq!(sentences, vec!["One.", "Two? three!", "Four.", "five. six.\nseven"]);
+    assert_eq!(
+        sentences,
+        vec!["One.", "Two? three!", "Four.", "five. six.\nseven"]
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -558,8 +696,14 @@ fn assert_invariants(body: &str, config: &ChunkerConfig) -> Vec<Chunk> {
         );
         assert_eq!(chunk.char_count, utf16_len(&chunk.text));
         assert_eq!(chunk.token_estimate, estimate_tokens(&chunk.text));
-        assert_eq!(chunk.content_hash, content_hash(&chunk.heading_path, &chunk.text));
-        assert!(chunk.heading_path.first().is_none_or(|first| !first.is_empty()));
+        assert_eq!(
+            chunk.content_hash,
+            content_hash(&chunk.heading_path, &chunk.text)
+        );
+        assert!(chunk
+            .heading_path
+            .first()
+            .is_none_or(|first| !first.is_empty()));
     }
     chunks
 }
@@ -591,9 +735,13 @@ fn nasty_configs() -> Vec<ChunkerConfig> {
 
 #[test]
 fn never_panics_on_nasty_inputs() {
-    let deep_list: String = (0..2_000).map(|depth| format!("{}- level {depth}\n", "  ".repeat(depth))).collect();
+    let deep_list: String = (0..2_000)
+        .map(|depth| format!("{}- level {depth}\n", "  ".repeat(depth)))
+        .collect();
     let deep_quote = format!("{} quoted", ">".repeat(5_000));
-    let deep_ordered: String = (0..500).map(|depth| format!("{}1. x\n", "   ".repeat(depth))).collect();
+    let deep_ordered: String = (0..500)
+        .map(|depth| format!("{}1. x\n", "   ".repeat(depth)))
+        .collect();
     let inputs: Vec<String> = vec![
         String::new(),
         "   \n\n\t  ".into(),
@@ -645,7 +793,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> usize {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 33) as usize
     }
 
@@ -683,7 +834,7 @@ fn random_body(rng: &mut Lcg, with_headings: bool) -> String {
     let length = rng.next() % 200;
     let mut body = String::new();
     for _ in 0..length {
-        if with_headings && rng.next() % 10 == 0 {
+        if with_headings && rng.next().is_multiple_of(10) {
             body.push_str(rng.pick(HEADINGS));
         } else {
             body.push_str(rng.pick(FRAGMENTS));
@@ -717,7 +868,11 @@ fn random_markdown_never_panics_and_loses_or_reorders_nothing() {
         assert_invariants(&body, &config);
         let drafts = draft_chunks(&body, &config);
         let emitted: String = drafts.iter().map(|d| without_whitespace(&d.text)).collect();
-        assert_eq!(emitted, without_whitespace(&body), "text lost or reordered for {body:?}");
+        assert_eq!(
+            emitted,
+            without_whitespace(&body),
+            "text lost or reordered for {body:?}"
+        );
     }
 }
 
@@ -729,7 +884,10 @@ fn random_markdown_never_panics_and_loses_or_reorders_nothing() {
 /// with `---\n` and ends at a line `---`.
 #[cfg(not(target_arch = "wasm32"))]
 fn strip_frontmatter(file: &str) -> &str {
-    let Some(after_open) = file.strip_prefix("---\n").or_else(|| file.strip_prefix("---\r\n")) else {
+    let Some(after_open) = file
+        .strip_prefix("---\n")
+        .or_else(|| file.strip_prefix("---\r\n"))
+    else {
         return file;
     };
     let mut offset = 0;
@@ -745,14 +903,20 @@ fn strip_frontmatter(file: &str) -> &str {
 #[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn real_corpus_chunks_within_the_reference_ballpark() {
-    let directory = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/wikantik-pages"));
+    let directory = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/corpus/wikantik-pages"
+    ));
     let directory = if directory.is_dir() {
         directory.to_path_buf()
     } else {
         std::path::PathBuf::from("/work/shared/corpus/wikantik-pages")
     };
     let Ok(entries) = std::fs::read_dir(&directory) else {
-        println!("SKIPPED: corpus directory {} not found", directory.display());
+        println!(
+            "SKIPPED: corpus directory {} not found",
+            directory.display()
+        );
         return;
     };
     let mut files: Vec<_> = entries
@@ -763,7 +927,8 @@ fn real_corpus_chunks_within_the_reference_ballpark() {
     files.sort();
 
     let config = ChunkerConfig::default();
-    let (mut pages, mut total, mut atomic, mut oversized_atomic, mut tokens) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut pages, mut total, mut atomic, mut oversized_atomic, mut tokens) =
+        (0usize, 0usize, 0usize, 0usize, 0usize);
     for file in &files {
         let Ok(content) = std::fs::read_to_string(file) else {
             continue;
