@@ -7,6 +7,7 @@
 
 pub mod acl;
 pub mod analysis;
+pub mod chunk;
 pub mod citation;
 pub mod error;
 pub mod graph;
