@@ -1,1 +1,122 @@
-fn main() {}
+//! `index-builder`: compiles a Markdown wiki into Wikantik's content-addressed CBOR shards.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use wikantik::compile::{compile, CompileOptions, Stage};
+
+use wikantik_index_builder::error::Result;
+use wikantik_index_builder::{output, source};
+
+#[derive(Parser)]
+#[command(name = "index-builder", version, about = "Compile a Markdown wiki into Wikantik shards and publish them")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an index from a wiki directory into an output directory.
+    Build {
+        /// The wiki: a directory of Markdown (and HTML) pages.
+        wiki: PathBuf,
+        /// Where to write the index (created if missing; earlier builds are kept).
+        #[arg(long, default_value = "index-out")]
+        out: PathBuf,
+        /// How many builds to keep in the output directory (older ones are removed).
+        #[arg(long, default_value_t = 3)]
+        keep_builds: usize,
+        /// Skip pages with malformed frontmatter (with a warning) instead of failing.
+        #[arg(long)]
+        lenient: bool,
+        /// Print only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build { wiki, out, keep_builds, lenient, quiet } => build(&wiki, &out, keep_builds, lenient, quiet),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, lenient: bool, quiet: bool) -> Result<()> {
+    let started = Instant::now();
+    let (sources, skipped, from_git) = source::read_wiki(wiki)?;
+    let options = CompileOptions {
+        strict_frontmatter: !lenient,
+        generator: format!("wikantik-index-builder {}", env!("CARGO_PKG_VERSION")),
+        ..CompileOptions::default()
+    };
+    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(sources.len() as u64) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg:8} [{bar:40}] {pos}/{len}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let mut last_stage = None;
+    let mut on_progress = |stage: Stage, done: usize, total: usize| {
+        if last_stage != Some(stage) {
+            last_stage = Some(stage);
+            bar.set_message(match stage {
+                Stage::Parse => "parse",
+                Stage::Chunk => "chunk",
+                Stage::Index => "index",
+                Stage::Encode => "encode",
+            });
+            bar.set_length(total as u64);
+        }
+        bar.set_position(done as u64);
+    };
+    let compiled = compile(sources, &options, &mut on_progress)?;
+    bar.finish_and_clear();
+    let report = output::write_index(out, &compiled, keep_builds)?;
+    if quiet {
+        return Ok(());
+    }
+    let m = &compiled.manifest;
+    let s = &m.stats;
+    let mut warnings: Vec<String> = skipped.iter().map(|f| format!("{}: SKIPPED_FILE: {}", f.file, f.reason)).collect();
+    warnings.extend(compiled.warnings.iter().map(|w| w.to_string()));
+    println!("Built index {} from {} in {:.1} s", m.build_id, wiki.display(), started.elapsed().as_secs_f64());
+    println!("  pages      {:>8}  ({} restricted by ACL; versions from {})", s.pages, s.restricted_pages, if from_git { "git history" } else { "frontmatter or 1" });
+    println!("  sections   {:>8}", s.sections);
+    println!("  clusters   {:>8}  ({} hubs, {} sub-clusters)", s.clusters, s.hubs, s.sub_clusters);
+    println!("  links      {:>8}", s.links);
+    println!("  citations  {:>8}", s.citations);
+    println!(
+        "  shards     {:>8}  ({} written, {} unchanged; {} in all, {} written)",
+        compiled.shards.len(),
+        report.shards_written,
+        report.shards_unchanged,
+        human_bytes(report.total_bytes),
+        human_bytes(report.bytes_written)
+    );
+    println!("  output     {}  (pointer current.json; {} builds kept, {} old objects removed)", out.display(), report.builds_kept, report.objects_removed);
+    println!("  warnings   {:>8}", warnings.len());
+    for w in &warnings {
+        println!("    {w}");
+    }
+    Ok(())
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}

@@ -221,7 +221,7 @@ fn count_raw_empty_targets(body: &str) -> usize {
 
 /// The frontmatter `related:` list of a page (empty when absent or unparsable).
 fn related_entries(text: &str) -> Vec<String> {
-    let (Some(yaml), _) = markdown::split_frontmatter(text) else {
+    let Some(yaml) = crate::page::split_frontmatter(text).yaml else {
         return Vec::new();
     };
     let Ok(value) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(yaml) else {

@@ -77,7 +77,7 @@ pub fn parse_form(text: &str) -> Vec<(String, String)> {
         .filter(|pair| !pair.is_empty())
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            (crate::page::url_decode(k, true), crate::page::url_decode(v, true))
+            (crate::markdown::url_decode(k, true), crate::markdown::url_decode(v, true))
         })
         .collect()
 }

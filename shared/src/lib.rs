@@ -7,8 +7,10 @@
 
 pub mod acl;
 pub mod analysis;
+pub mod catalog;
 pub mod chunk;
 pub mod citation;
+pub mod compile;
 pub mod error;
 pub mod graph;
 pub mod hashing;
@@ -16,8 +18,11 @@ pub mod html;
 pub mod http;
 pub mod lexical;
 pub mod links;
+pub mod manifest;
 pub mod markdown;
 pub mod page;
+pub mod reader;
+pub mod retrieval;
 pub mod shard;
 pub mod spine;
 pub mod tokens;

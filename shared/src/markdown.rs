@@ -4,7 +4,7 @@
 //!   blocks and indented code blocks — with a real CommonMark parser (pulldown-cmark), so the
 //!   ACL scanner can skip `[{ALLOW …}]` examples shown as code, exactly as the reference does
 //!   with its bare CommonMark parse (REFERENCE §4.5).
-//! * [`strip_frontmatter`] / [`split_frontmatter`] separate a leading YAML frontmatter block
+//! * [`strip_frontmatter`] drops a leading YAML frontmatter block
 //!   from the body using the reference's framing rule (REFERENCE §4.1): the block starts at
 //!   offset 0 with a `---` line and ends at the next line that is exactly `---`.
 //! * [`next_link_opener`] finds `[text](` link openers in raw text (the common first step of
@@ -38,48 +38,9 @@ pub fn is_inside(ranges: &[Range<usize>], offset: usize) -> bool {
     ranges.iter().any(|r| r.contains(&offset))
 }
 
-/// Splits `text` into `(frontmatter, body)`.
-///
-/// A frontmatter block exists only when `text` starts at offset 0 with a line `---` (followed by
-/// `\n` or `\r\n`) and a later line consists of exactly `---` (trailing spaces, tabs and a `\r`
-/// are tolerated). The returned frontmatter is the YAML between the two fences; the body is
-/// everything after the closing fence line. Without a complete block the whole text is the
-/// body and the frontmatter is `None`.
-pub fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
-    let after_open = if let Some(rest) = text.strip_prefix("---\n") {
-        rest
-    } else if let Some(rest) = text.strip_prefix("---\r\n") {
-        rest
-    } else {
-        return (None, text);
-    };
-    let yaml_start = text.len() - after_open.len();
-    let mut line_start = yaml_start;
-    while line_start <= text.len() {
-        let rest = text.get(line_start..).unwrap_or("");
-        let (line, next) = match rest.find('\n') {
-            Some(nl) => (rest.get(..nl).unwrap_or(""), Some(line_start + nl + 1)),
-            None => (rest, None),
-        };
-        if line.trim_end_matches([' ', '\t', '\r']) == "---" {
-            let yaml = text.get(yaml_start..line_start).unwrap_or("");
-            let body = match next {
-                Some(n) => text.get(n..).unwrap_or(""),
-                None => "",
-            };
-            return (Some(yaml), body);
-        }
-        match next {
-            Some(n) => line_start = n,
-            None => break,
-        }
-    }
-    (None, text)
-}
-
-/// The body of `text` without its frontmatter block (see [`split_frontmatter`]).
+/// The body of `text` without its frontmatter block (see [`crate::page::split_frontmatter`]).
 pub fn strip_frontmatter(text: &str) -> &str {
-    split_frontmatter(text).1
+    crate::page::split_frontmatter(text).body
 }
 
 /// Where a Markdown inline link starts: the `[` and `]` of `[text](` (see [`next_link_opener`]).
@@ -196,6 +157,11 @@ pub fn url_decode(s: &str, plus_as_space: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn split_frontmatter(text: &str) -> (Option<&str>, &str) {
+        let s = crate::page::split_frontmatter(text);
+        (s.yaml, s.body)
+    }
 
     fn covered<'a>(text: &'a str, ranges: &[Range<usize>]) -> Vec<&'a str> {
         ranges.iter().filter_map(|r| text.get(r.clone())).collect()

@@ -214,49 +214,7 @@ pub fn slug_from_file_name(file_name: &str) -> String {
             (suffix.starts_with('.') && suffix[1..].eq_ignore_ascii_case(ext)).then_some(stem)
         })
         .unwrap_or(file_name);
-    url_decode(stem, true)
-}
-
-/// Percent-decode `s`; with `plus_is_space`, `+` becomes a space. Sequences that do not
-/// decode to valid UTF-8 are left as written.
-pub fn url_decode(s: &str, plus_is_space: bool) -> String {
-    let bytes = s.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' if plus_is_space => {
-                out.push(b' ');
-                i += 1;
-            }
-            b'%' if i + 2 < bytes.len() => {
-                match (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push(h * 16 + l);
-                        i += 3;
-                    }
-                    _ => {
-                        out.push(b'%');
-                        i += 1;
-                    }
-                }
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
-}
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+    crate::markdown::url_decode(stem, true)
 }
 
 /// Crockford base32 alphabet used by ULIDs (no I, L, O, U).

@@ -1,0 +1,631 @@
+//! The compile step: source pages in, shards and a manifest out. Pure and deterministic:
+//! the same pages and options always give byte-identical shards.
+//!
+//! The index-builder reads the wiki directory (and git history) and hands the pages here;
+//! it then writes what comes back. Tests and WASM builds call it directly on in-memory
+//! pages.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::acl::{parse_acl, Acl};
+use crate::analysis::{Analyzer, AnalyzerConfig};
+use crate::catalog::{assign_page_keys, PageRecord, PageTable};
+use crate::chunk::{chunk_body, ChunkerConfig};
+use crate::citation::{grade, parse_citations, CitationStatus};
+use crate::error::{Error, Result};
+use crate::graph::PageGraph;
+use crate::html::{html_title, html_to_text, reduce_html_blocks};
+use crate::lexical::{LexicalIndexBuilder, SectionKey, TermEntry, TermPartition};
+use crate::links::link_targets;
+use crate::manifest::{BuildStats, Manifest};
+use crate::page::{derived_canonical_id, is_valid_ulid, slug_from_file_name, split_frontmatter, Frontmatter};
+use crate::shard::{content_defined_partitions, encode_shard, EncodedShard, Pointer, ShardKind};
+use crate::spine::{ConflictKind, PageFacts, Spine};
+use crate::tokens::estimate_tokens;
+
+/// One page file as read from the wiki.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePage {
+    /// File name within the wiki directory, e.g. `AgentLoops+Hub.md`.
+    pub file_name: String,
+    pub text: String,
+    /// Number of git commits that touched the file, when the wiki is a git repository.
+    pub git_version: Option<u32>,
+    /// Last change, unix seconds.
+    pub updated: i64,
+}
+
+/// Settings of a build; recorded in the manifest where readers need them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileOptions {
+    pub chunker: ChunkerConfig,
+    pub analyzer: AnalyzerConfig,
+    /// Average pages per `sections`/`bodies` partition.
+    pub pages_per_partition: u32,
+    /// Average terms per `terms` partition.
+    pub terms_per_partition: u32,
+    /// Malformed frontmatter fails the build (true) or skips the page with a warning (false).
+    pub strict_frontmatter: bool,
+    /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
+    pub generator: String,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            chunker: ChunkerConfig::default(),
+            analyzer: AnalyzerConfig::default(),
+            pages_per_partition: 8,
+            terms_per_partition: 512,
+            strict_frontmatter: true,
+            generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// A data-quality finding. Builds go on; the index-builder prints these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildWarning {
+    /// SCREAMING_SNAKE_CASE kind, e.g. `MISSING_CANONICAL_ID`, `HEADLESS_CLUSTER`.
+    pub kind: String,
+    /// File the finding is about, when it is about one.
+    pub file: Option<String>,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for BuildWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => write!(f, "{file}:{line}: {}: {}", self.kind, self.message),
+            (Some(file), None) => write!(f, "{file}: {}: {}", self.kind, self.message),
+            _ => write!(f, "{}: {}", self.kind, self.message),
+        }
+    }
+}
+
+/// The stage a build is in, for progress reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    Parse,
+    Chunk,
+    Index,
+    Encode,
+}
+
+/// A section as stored in a `sections` shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionRecord {
+    pub heading_path: Vec<String>,
+    pub text: String,
+    pub content_hash: String,
+    pub tokens: u32,
+}
+
+/// The sections of one page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageSections {
+    pub key: u32,
+    pub slug: String,
+    pub sections: Vec<SectionRecord>,
+}
+
+/// Payload of a `sections` shard: pages sorted by slug.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SectionPartition {
+    pub pages: Vec<PageSections>,
+}
+
+impl SectionPartition {
+    pub fn page(&self, key: u32) -> Option<&PageSections> {
+        self.pages.iter().find(|p| p.key == key)
+    }
+}
+
+/// The raw text and full frontmatter of one page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageBody {
+    pub key: u32,
+    pub slug: String,
+    /// The raw page text, frontmatter included (what briefings and `read_pages` return).
+    pub text: String,
+    /// Every frontmatter key, as JSON.
+    pub frontmatter: Map<String, Value>,
+}
+
+/// Payload of a `bodies` shard: pages sorted by slug.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BodyPartition {
+    pub pages: Vec<PageBody>,
+}
+
+impl BodyPartition {
+    pub fn page(&self, key: u32) -> Option<&PageBody> {
+        self.pages.iter().find(|p| p.key == key)
+    }
+}
+
+/// A `cite://` citation edge with its grade (REFERENCE §6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CitationEdge {
+    pub source_slug: String,
+    pub source_canonical_id: String,
+    pub target_canonical_id: String,
+    /// Heading path joined with ` > ` (empty = page-level).
+    pub target_heading_path: String,
+    pub span_text: Option<String>,
+    pub span_sha256: Option<String>,
+    pub claim_text: String,
+    pub ordinal: u32,
+    pub status: CitationStatus,
+    /// The target's version at build time (when the target exists).
+    pub pinned_target_version: Option<u32>,
+}
+
+/// Payload of the `citations` shard.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CitationTable {
+    pub citations: Vec<CitationEdge>,
+}
+
+/// Payload of the `graph` shard: the page graph plus per-page in-degree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphShard {
+    pub graph: PageGraph,
+}
+
+/// Payload of the `spine` shard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpineShard {
+    pub spine: Spine,
+}
+
+/// Everything a build produces.
+#[derive(Debug, Clone)]
+pub struct CompiledIndex {
+    pub manifest: Manifest,
+    pub manifest_name: String,
+    pub manifest_bytes: Vec<u8>,
+    pub pointer: Pointer,
+    pub shards: Vec<EncodedShard>,
+    pub warnings: Vec<BuildWarning>,
+}
+
+/// A page after parsing, before encoding.
+struct ParsedPage {
+    file_name: String,
+    slug: String,
+    text: String,
+    frontmatter: Frontmatter,
+    /// Body with frontmatter removed and HTML reduced: what is chunked and scanned.
+    body: String,
+    updated: i64,
+    git_version: Option<u32>,
+}
+
+/// Compile source pages into shards and a manifest.
+pub fn compile(
+    mut sources: Vec<SourcePage>,
+    options: &CompileOptions,
+    progress: &mut dyn FnMut(Stage, usize, usize),
+) -> Result<CompiledIndex> {
+    let mut warnings = Vec::new();
+    sources.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+
+    // 1. Parse, dropping duplicate slugs (the first file name wins).
+    let total = sources.len();
+    let mut by_slug: BTreeMap<String, ParsedPage> = BTreeMap::new();
+    for (i, source) in sources.into_iter().enumerate() {
+        progress(Stage::Parse, i + 1, total);
+        let Some(page) = parse_page(source, options, &mut warnings)? else { continue };
+        if let Some(existing) = by_slug.get(&page.slug) {
+            warnings.push(BuildWarning {
+                kind: "DUPLICATE_SLUG".into(),
+                file: Some(page.file_name.clone()),
+                line: None,
+                message: format!("page name '{}' is already taken by {}; this file is skipped", page.slug, existing.file_name),
+            });
+            continue;
+        }
+        by_slug.insert(page.slug.clone(), page);
+    }
+    let pages: Vec<ParsedPage> = by_slug.into_values().collect();
+    let slugs: Vec<String> = pages.iter().map(|p| p.slug.clone()).collect();
+
+    // 2. Canonical ids: valid and unique authored ids are kept; the rest are derived.
+    let canonical_ids = resolve_canonical_ids(&pages, &mut warnings);
+    let keys = assign_page_keys(&slugs);
+
+    // 3. Per-page facts: ACL, links, chunks.
+    let mut acls: Vec<Acl> = Vec::with_capacity(pages.len());
+    let mut links: Vec<Vec<String>> = Vec::with_capacity(pages.len());
+    let mut chunks = Vec::with_capacity(pages.len());
+    for (i, page) in pages.iter().enumerate() {
+        progress(Stage::Chunk, i + 1, pages.len());
+        acls.push(parse_acl(&page.body));
+        links.push(link_targets(&page.body, &page.frontmatter.related));
+        let mut page_chunks = chunk_body(&page.body, &options.chunker);
+        if page_chunks.len() > SectionKey::MAX_CHUNKS_PER_PAGE as usize {
+            warnings.push(BuildWarning {
+                kind: "TOO_MANY_SECTIONS".into(),
+                file: Some(page.file_name.clone()),
+                line: None,
+                message: format!(
+                    "{} sections; only the first {} are indexed",
+                    page_chunks.len(),
+                    SectionKey::MAX_CHUNKS_PER_PAGE
+                ),
+            });
+            page_chunks.truncate(SectionKey::MAX_CHUNKS_PER_PAGE as usize);
+        }
+        chunks.push(page_chunks);
+    }
+
+    // 4. Structure: spine and graph.
+    let facts: Vec<PageFacts> = pages
+        .iter()
+        .map(|p| PageFacts {
+            slug: p.slug.clone(),
+            page_type: p.frontmatter.page_type.clone(),
+            clusters: p.frontmatter.clusters.clone(),
+            has_canonical_id: p.frontmatter.canonical_id.is_some(),
+            updated: p.updated,
+        })
+        .collect();
+    let spine = Spine::project(&facts);
+    for conflict in &spine.conflicts {
+        if conflict.kind == ConflictKind::MissingCanonicalId {
+            continue; // reported with the canonical-id warnings, which name the derived id
+        }
+        let kind = serde_json::to_value(conflict.kind).ok().and_then(|v| v.as_str().map(str::to_string));
+        warnings.push(BuildWarning {
+            kind: kind.unwrap_or_else(|| format!("{:?}", conflict.kind)),
+            file: conflict.slugs.first().and_then(|s| pages.iter().find(|p| &p.slug == s)).map(|p| p.file_name.clone()),
+            line: None,
+            message: conflict.message.clone(),
+        });
+    }
+    let graph = PageGraph::build(&slugs, &links);
+
+    // 5. Partitions by page range.
+    let partitions = content_defined_partitions(&slugs, options.pages_per_partition);
+    let mut partition_of = vec![0u32; pages.len()];
+    for (p, range) in partitions.iter().enumerate() {
+        for slot in partition_of.get_mut(range.clone()).into_iter().flatten() {
+            *slot = p as u32;
+        }
+    }
+
+    // 6. Page table.
+    let records: Vec<PageRecord> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let fm = &p.frontmatter;
+            let (canonical_id, authored) = canonical_ids[i].clone();
+            PageRecord {
+                slug: p.slug.clone(),
+                key: keys[i],
+                canonical_id,
+                canonical_id_authored: authored,
+                title: fm.title.clone().unwrap_or_else(|| p.slug.clone()),
+                summary: fm.summary.clone().unwrap_or_default(),
+                page_type: fm.page_type.clone(),
+                status: fm.status.clone(),
+                clusters: crate::spine::memberships(&fm.clusters),
+                tags: fm.tags.clone(),
+                author: fm.author.clone(),
+                date: fm.date.clone(),
+                version: fm.version.or(p.git_version).unwrap_or(1).max(1),
+                updated: p.updated,
+                derived: fm.derived,
+                kg_include: fm.kg_include,
+                acl: acls[i].clone(),
+                chunk_count: chunks[i].len() as u32,
+                body_tokens: estimate_tokens(&p.text) as u32,
+                partition: partition_of[i],
+                source: p.file_name.clone(),
+            }
+        })
+        .collect();
+
+    // 7. Citations, graded against their targets.
+    let mut citations = Vec::new();
+    for (i, page) in pages.iter().enumerate() {
+        for c in parse_citations(&page.body) {
+            let target = records.iter().position(|r| r.canonical_id == c.target_canonical_id);
+            let status = grade(&c, target.map(|t| pages[t].body.as_str()));
+            if status != CitationStatus::Current {
+                warnings.push(BuildWarning {
+                    kind: if status == CitationStatus::Stale { "STALE_CITATION".into() } else { "CITATION_TARGET_MISSING".into() },
+                    file: Some(page.file_name.clone()),
+                    line: None,
+                    message: format!(
+                        "cite://{}/{} is {}",
+                        c.target_canonical_id,
+                        c.heading_path.join("/"),
+                        if status == CitationStatus::Stale { "stale" } else { "missing its target" }
+                    ),
+                });
+            }
+            citations.push(CitationEdge {
+                source_slug: page.slug.clone(),
+                source_canonical_id: records[i].canonical_id.clone(),
+                target_canonical_id: c.target_canonical_id.clone(),
+                target_heading_path: c.heading_path.join(" > "),
+                span_text: c.span.clone(),
+                span_sha256: c.span_sha256.clone(),
+                claim_text: c.claim_text.clone(),
+                ordinal: c.ordinal,
+                status,
+                pinned_target_version: target.map(|t| records[t].version),
+            });
+        }
+    }
+
+    // 8. Lexical index, in key order.
+    let analyzer = Analyzer::new(options.analyzer);
+    let mut builder = LexicalIndexBuilder::new(&analyzer);
+    let mut order: Vec<usize> = (0..pages.len()).collect();
+    order.sort_by_key(|&i| keys[i]);
+    for (n, &i) in order.iter().enumerate() {
+        progress(Stage::Index, n + 1, order.len());
+        let r = &records[i];
+        let title_field = if r.title == r.slug { r.title.clone() } else { format!("{} {}", r.title, r.slug) };
+        let mut tag_field = r.tags.clone();
+        tag_field.extend(r.clusters.iter().cloned());
+        builder.add_page(r.key, &title_field, &tag_field, &r.summary);
+        for (c, chunk) in chunks[i].iter().enumerate() {
+            builder.add_section(SectionKey::new(r.key, c as u32), &chunk.text, &chunk.heading_path);
+        }
+    }
+    let (lexical_stats, entries) = builder.finish();
+
+    // 9. Encode shards.
+    let mut shards = Vec::new();
+    let encode_total = partitions.len() * 2 + 5;
+    let mut encoded = 0usize;
+    let mut tick = |progress: &mut dyn FnMut(Stage, usize, usize)| {
+        encoded += 1;
+        progress(Stage::Encode, encoded.min(encode_total), encode_total);
+    };
+    for (p, range) in partitions.iter().enumerate() {
+        let first = slugs.get(range.start).cloned();
+        let last = range.end.checked_sub(1).and_then(|e| slugs.get(e)).cloned();
+        let section_payload = SectionPartition {
+            pages: range
+                .clone()
+                .map(|i| PageSections {
+                    key: keys[i],
+                    slug: slugs[i].clone(),
+                    sections: chunks[i]
+                        .iter()
+                        .map(|c| SectionRecord {
+                            heading_path: c.heading_path.clone(),
+                            text: c.text.clone(),
+                            content_hash: c.content_hash.clone(),
+                            tokens: c.token_estimate as u32,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        shards.push(encode_shard(ShardKind::Sections, p as u32, &section_payload, first.clone(), last.clone())?);
+        tick(progress);
+        let body_payload = BodyPartition {
+            pages: range
+                .clone()
+                .map(|i| PageBody {
+                    key: keys[i],
+                    slug: slugs[i].clone(),
+                    text: pages[i].text.clone(),
+                    frontmatter: pages[i].frontmatter.fields.clone(),
+                })
+                .collect(),
+        };
+        shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
+        tick(progress);
+    }
+    let term_ranges = content_defined_partitions(
+        &entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(),
+        options.terms_per_partition,
+    );
+    let mut entries: Vec<Option<TermEntry>> = entries.into_iter().map(Some).collect();
+    for (p, range) in term_ranges.iter().enumerate() {
+        let terms: Vec<TermEntry> = range.clone().filter_map(|i| entries.get_mut(i).and_then(Option::take)).collect();
+        // The first partition is unbounded below so every term routes somewhere.
+        let first = if p == 0 { None } else { terms.first().map(|t| t.term.clone()) };
+        let last = terms.last().map(|t| t.term.clone());
+        shards.push(encode_shard(ShardKind::Terms, p as u32, &TermPartition { terms }, first, last)?);
+    }
+    tick(progress);
+    let restricted_pages = records.iter().filter(|r| !r.acl.is_public()).count() as u64;
+    let table = PageTable { pages: records };
+    shards.push(encode_shard(ShardKind::Pages, 0, &table, None, None)?);
+    tick(progress);
+    let link_count = graph.edge_count() as u64;
+    shards.push(encode_shard(ShardKind::Graph, 0, &GraphShard { graph }, None, None)?);
+    tick(progress);
+    let stats = BuildStats {
+        pages: table.pages.len() as u64,
+        sections: lexical_stats.sections,
+        clusters: spine.clusters.len() as u64,
+        hubs: spine.hubs() as u64,
+        sub_clusters: spine.sub_cluster_count() as u64,
+        links: link_count,
+        citations: citations.len() as u64,
+        restricted_pages,
+        warnings: warnings.len() as u64,
+    };
+    shards.push(encode_shard(ShardKind::Spine, 0, &SpineShard { spine }, None, None)?);
+    tick(progress);
+    shards.push(encode_shard(ShardKind::Citations, 0, &CitationTable { citations }, None, None)?);
+    tick(progress);
+
+    let manifest = Manifest::new(
+        options.generator.clone(),
+        stats,
+        options.analyzer,
+        options.chunker,
+        lexical_stats,
+        shards.iter().map(|s| s.entry.clone()).collect(),
+    )?;
+    let (manifest_name, manifest_bytes, pointer) = manifest.encode()?;
+    Ok(CompiledIndex { manifest, manifest_name, manifest_bytes, pointer, shards, warnings })
+}
+
+fn parse_page(source: SourcePage, options: &CompileOptions, warnings: &mut Vec<BuildWarning>) -> Result<Option<ParsedPage>> {
+    let slug = slug_from_file_name(&source.file_name);
+    if slug.trim().is_empty() {
+        warnings.push(BuildWarning {
+            kind: "INVALID_FILE_NAME".into(),
+            file: Some(source.file_name.clone()),
+            line: None,
+            message: "the file name gives an empty page name; skipped".into(),
+        });
+        return Ok(None);
+    }
+    let is_html = {
+        let lower = source.file_name.to_ascii_lowercase();
+        lower.ends_with(".html") || lower.ends_with(".htm")
+    };
+    let (frontmatter, body) = if is_html {
+        let mut fm = Frontmatter::default();
+        fm.title = html_title(&source.text);
+        if let Some(title) = &fm.title {
+            fm.fields.insert("title".into(), Value::String(title.clone()));
+        }
+        let body = html_to_text(&source.text).map_err(|e| Error::Invalid(format!("{}: {e}", source.file_name)))?;
+        (fm, body)
+    } else {
+        let split = split_frontmatter(&source.text);
+        let fm = match split.yaml {
+            None => Frontmatter::default(),
+            Some(yaml) => match Frontmatter::parse(yaml, &source.file_name, split.yaml_first_line) {
+                Ok(fm) => fm,
+                Err(err) if options.strict_frontmatter => return Err(err),
+                Err(err) => {
+                    let (line, message) = match &err {
+                        Error::Frontmatter { line, message, .. } => (Some(*line), message.clone()),
+                        other => (None, other.to_string()),
+                    };
+                    warnings.push(BuildWarning {
+                        kind: "MALFORMED_FRONTMATTER".into(),
+                        file: Some(source.file_name.clone()),
+                        line,
+                        message: format!("{message}; page skipped"),
+                    });
+                    return Ok(None);
+                }
+            },
+        };
+        if fm.fields.contains_key("version") && fm.version.is_none() {
+            warnings.push(BuildWarning {
+                kind: "IGNORED_VERSION".into(),
+                file: Some(source.file_name.clone()),
+                line: None,
+                message: format!(
+                    "frontmatter version {} is not a positive whole number; the page version comes from git or defaults to 1",
+                    fm.fields.get("version").map(|v| v.to_string()).unwrap_or_default()
+                ),
+            });
+        }
+        let body = reduce_html_blocks(split.body);
+        (fm, body)
+    };
+    Ok(Some(ParsedPage {
+        file_name: source.file_name,
+        slug,
+        text: source.text,
+        frontmatter,
+        body,
+        updated: source.updated,
+        git_version: source.git_version,
+    }))
+}
+
+/// Authored ids that are valid ULIDs and unique are kept (on a duplicate, the
+/// lexicographically lowest slug keeps it); every other page gets its derived id.
+fn resolve_canonical_ids(pages: &[ParsedPage], warnings: &mut Vec<BuildWarning>) -> Vec<(String, bool)> {
+    // Report every authored id (valid or not) that more than one page carries.
+    let mut carriers: BTreeMap<&str, Vec<&ParsedPage>> = BTreeMap::new();
+    for page in pages {
+        if let Some(id) = page.frontmatter.canonical_id.as_deref() {
+            carriers.entry(id).or_default().push(page);
+        }
+    }
+    for (id, shared_by) in carriers.iter().filter(|(_, v)| v.len() > 1) {
+        let slugs: Vec<&str> = shared_by.iter().map(|p| p.slug.as_str()).collect();
+        warnings.push(BuildWarning {
+            kind: "DUPLICATE_CANONICAL_ID".into(),
+            file: shared_by.first().map(|p| p.file_name.clone()),
+            line: None,
+            message: format!("canonical_id {id} is carried by {} pages: {}", slugs.len(), slugs.join(", ")),
+        });
+    }
+    let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    for page in pages {
+        if let Some(id) = page.frontmatter.canonical_id.as_deref().filter(|id| is_valid_ulid(id)) {
+            owners.entry(id).or_insert(page.slug.as_str());
+            taken.insert(id.to_string());
+        }
+    }
+    pages
+        .iter()
+        .map(|page| {
+            let derived = || {
+                let mut id = derived_canonical_id(&page.slug);
+                // Vanishingly unlikely, but never hand out an id another page owns.
+                let mut salt = 0u32;
+                while taken.contains(&id) {
+                    salt += 1;
+                    id = derived_canonical_id(&format!("{}#{salt}", page.slug));
+                }
+                id
+            };
+            match page.frontmatter.canonical_id.as_deref() {
+                None => {
+                    let id = derived();
+                    warnings.push(BuildWarning {
+                        kind: "MISSING_CANONICAL_ID".into(),
+                        file: Some(page.file_name.clone()),
+                        line: None,
+                        message: format!("no canonical_id; using derived id {id}"),
+                    });
+                    (id, false)
+                }
+                Some(raw) if !is_valid_ulid(raw) => {
+                    let id = derived();
+                    warnings.push(BuildWarning {
+                        kind: "MALFORMED_CANONICAL_ID".into(),
+                        file: Some(page.file_name.clone()),
+                        line: None,
+                        message: format!("canonical_id '{raw}' is not a valid ULID; using derived id {id}"),
+                    });
+                    (id, false)
+                }
+                Some(raw) => {
+                    let owner = owners.get(raw).copied().unwrap_or("");
+                    if owner == page.slug {
+                        (raw.to_string(), true)
+                    } else {
+                        let id = derived();
+                        warnings.push(BuildWarning {
+                            kind: "DUPLICATE_CANONICAL_ID".into(),
+                            file: Some(page.file_name.clone()),
+                            line: None,
+                            message: format!("'{owner}' keeps canonical_id {raw}; this page gets derived id {id}"),
+                        });
+                        (id, false)
+                    }
+                }
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,174 @@
+//! The manifest: one small immutable object per build that lists every shard.
+//!
+//! A reader fetches the pointer, then the manifest it names (verifying its SHA-256), and from
+//! then on uses only that manifest for the whole request, so a request never mixes shards of
+//! two builds. The manifest also carries what a reader needs to interpret the shards: the
+//! analyzer and chunker settings, corpus statistics for BM25, and the build's counts.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::AnalyzerConfig;
+use crate::chunk::ChunkerConfig;
+use crate::error::{Error, Result};
+use crate::hashing::sha256_hex;
+use crate::lexical::LexicalStats;
+use crate::shard::{from_cbor, to_cbor, verify_hash, Pointer, ShardEntry, ShardKind, FORMAT_VERSION};
+
+/// Counts reported by a build (and by `/health`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildStats {
+    pub pages: u64,
+    pub sections: u64,
+    pub clusters: u64,
+    pub hubs: u64,
+    pub sub_clusters: u64,
+    pub links: u64,
+    pub citations: u64,
+    pub restricted_pages: u64,
+    pub warnings: u64,
+}
+
+/// The manifest of one build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub format: u32,
+    /// Deterministic id of this build: a hash of everything else in the manifest.
+    pub build_id: String,
+    /// What wrote it, e.g. `wikantik-index-builder 0.1.0`.
+    pub generator: String,
+    pub stats: BuildStats,
+    pub analyzer: AnalyzerConfig,
+    pub chunker: ChunkerConfig,
+    pub lexical: LexicalStats,
+    /// Sorted by (kind, partition).
+    pub shards: Vec<ShardEntry>,
+}
+
+impl Manifest {
+    /// Assemble a manifest and compute its build id.
+    pub fn new(
+        generator: String,
+        stats: BuildStats,
+        analyzer: AnalyzerConfig,
+        chunker: ChunkerConfig,
+        lexical: LexicalStats,
+        mut shards: Vec<ShardEntry>,
+    ) -> Result<Manifest> {
+        shards.sort_by(|a, b| (a.kind, a.partition).cmp(&(b.kind, b.partition)));
+        let mut manifest =
+            Manifest { format: FORMAT_VERSION, build_id: String::new(), generator, stats, analyzer, chunker, lexical, shards };
+        let digest = sha256_hex(&to_cbor(&manifest)?);
+        manifest.build_id = digest[..16].to_string();
+        Ok(manifest)
+    }
+
+    /// Encode: the bytes, the object name (`manifests/manifest-<sha256[..20]>.cbor`) and the
+    /// pointer that names it.
+    pub fn encode(&self) -> Result<(String, Vec<u8>, Pointer)> {
+        let bytes = to_cbor(self)?;
+        let sha256 = sha256_hex(&bytes);
+        let name = format!("manifests/manifest-{}.cbor", &sha256[..20]);
+        let pointer = Pointer { format: FORMAT_VERSION, build_id: self.build_id.clone(), manifest: name.clone(), sha256 };
+        Ok((name, bytes, pointer))
+    }
+
+    /// Decode a manifest fetched through `pointer`, verifying hash and format version.
+    pub fn decode(pointer: &Pointer, bytes: &[u8]) -> Result<Manifest> {
+        verify_hash(&pointer.manifest, &pointer.sha256, bytes)?;
+        #[derive(Deserialize)]
+        struct Head {
+            format: u32,
+        }
+        let head: Head = from_cbor(&pointer.manifest, bytes)?;
+        if head.format != FORMAT_VERSION {
+            return Err(Error::UnsupportedFormat {
+                name: pointer.manifest.clone(),
+                found: head.format,
+                supported: FORMAT_VERSION,
+            });
+        }
+        from_cbor(&pointer.manifest, bytes)
+    }
+
+    /// All shards of `kind`, in partition order.
+    pub fn shards_of(&self, kind: ShardKind) -> impl Iterator<Item = &ShardEntry> {
+        self.shards.iter().filter(move |s| s.kind == kind)
+    }
+
+    /// The single shard of a kind that is not partitioned (pages, graph, spine, …).
+    pub fn single(&self, kind: ShardKind) -> Result<&ShardEntry> {
+        self.shards_of(kind).next().ok_or_else(|| Error::MissingShard { name: format!("{kind} (not in manifest)") })
+    }
+
+    /// The shard of `kind` with this partition number.
+    pub fn partition(&self, kind: ShardKind, partition: u32) -> Result<&ShardEntry> {
+        self.shards_of(kind)
+            .find(|s| s.partition == partition)
+            .ok_or_else(|| Error::MissingShard { name: format!("{kind} partition {partition} (not in manifest)") })
+    }
+
+    /// The term partition whose key range would hold `term` (partitions are contiguous,
+    /// sorted ranges; the first is unbounded below).
+    pub fn term_partition(&self, term: &str) -> Option<&ShardEntry> {
+        let mut found = None;
+        for entry in self.shards_of(ShardKind::Terms) {
+            match &entry.first_key {
+                Some(first) if first.as_str() > term => break,
+                _ => found = Some(entry),
+            }
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::encode_shard;
+
+    fn manifest() -> Manifest {
+        let t0 = encode_shard(ShardKind::Terms, 0, &1u8, None, Some("f".into())).unwrap();
+        let t1 = encode_shard(ShardKind::Terms, 1, &2u8, Some("g".into()), Some("z".into())).unwrap();
+        let p = encode_shard(ShardKind::Pages, 0, &3u8, None, None).unwrap();
+        Manifest::new(
+            "test".into(),
+            BuildStats::default(),
+            AnalyzerConfig::default(),
+            ChunkerConfig::default(),
+            LexicalStats::default(),
+            vec![t1.entry, p.entry, t0.entry],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn round_trip_through_pointer() {
+        let m = manifest();
+        assert_eq!(m.build_id.len(), 16);
+        let (name, bytes, pointer) = m.encode().unwrap();
+        assert!(name.starts_with("manifests/manifest-"));
+        assert_eq!(pointer.manifest, name);
+        assert_eq!(Manifest::decode(&pointer, &bytes).unwrap(), m);
+        assert_eq!(manifest().encode().unwrap().1, bytes, "deterministic");
+    }
+
+    #[test]
+    fn tampered_manifest_is_refused() {
+        let (_, mut bytes, pointer) = manifest().encode().unwrap();
+        bytes[10] ^= 0x20;
+        assert!(matches!(Manifest::decode(&pointer, &bytes), Err(Error::ShardHashMismatch { .. })));
+    }
+
+    #[test]
+    fn routes_terms_to_partitions() {
+        let m = manifest();
+        assert_eq!(m.shards[0].kind, ShardKind::Pages, "sorted by kind");
+        assert_eq!(m.term_partition("apple").unwrap().partition, 0);
+        assert_eq!(m.term_partition("0").unwrap().partition, 0);
+        assert_eq!(m.term_partition("g").unwrap().partition, 1);
+        assert_eq!(m.term_partition("zzz").unwrap().partition, 1);
+        assert!(m.single(ShardKind::Graph).is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! Reading an index: pointer → manifest → the shards a request needs.
+//!
+//! The core does no I/O itself: a platform adapter implements [`ShardStore`] (a directory,
+//! an R2 binding, an HTTP origin) and the [`IndexReader`] asks it for objects by name. The
+//! reader pins one manifest for its whole life, so everything it returns comes from one
+//! build. Decoded shards are kept in a [`ShardCache`] keyed by content hash, which can be
+//! shared by successive readers (a new build reuses every shard it did not change) and is
+//! bounded in bytes.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::join_all;
+use serde::de::DeserializeOwned;
+
+use crate::catalog::PageTable;
+use crate::compile::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
+use crate::error::{Error, Result};
+use crate::manifest::Manifest;
+use crate::shard::{decode_shard, Pointer, ShardEntry, ShardKind, POINTER_NAME};
+
+/// Where shards come from. `get` returns `Ok(None)` when the object does not exist.
+#[allow(async_fn_in_trait)]
+pub trait ShardStore {
+    async fn get(&self, name: &str) -> Result<Option<Vec<u8>>>;
+}
+
+/// Decoded shards keyed by SHA-256, evicting the least recently used past a byte budget
+/// (measured as the shards' encoded sizes).
+pub struct ShardCache {
+    inner: Mutex<CacheInner>,
+}
+
+struct CacheInner {
+    capacity_bytes: u64,
+    used_bytes: u64,
+    clock: u64,
+    entries: BTreeMap<String, CacheSlot>,
+}
+
+struct CacheSlot {
+    value: Arc<dyn Any + Send + Sync>,
+    size: u64,
+    last_used: u64,
+}
+
+impl ShardCache {
+    pub fn new(capacity_bytes: u64) -> ShardCache {
+        ShardCache {
+            inner: Mutex::new(CacheInner { capacity_bytes, used_bytes: 0, clock: 0, entries: BTreeMap::new() }),
+        }
+    }
+
+    fn get<T: Send + Sync + 'static>(&self, sha256: &str) -> Option<Arc<T>> {
+        let mut inner = self.inner.lock().ok()?;
+        inner.clock += 1;
+        let now = inner.clock;
+        let slot = inner.entries.get_mut(sha256)?;
+        slot.last_used = now;
+        slot.value.clone().downcast::<T>().ok()
+    }
+
+    fn insert<T: Send + Sync + 'static>(&self, sha256: &str, size: u64, value: Arc<T>) {
+        let Ok(mut inner) = self.inner.lock() else { return };
+        inner.clock += 1;
+        let now = inner.clock;
+        if let Some(old) = inner.entries.insert(sha256.to_string(), CacheSlot { value, size, last_used: now }) {
+            inner.used_bytes = inner.used_bytes.saturating_sub(old.size);
+        }
+        inner.used_bytes += size;
+        while inner.used_bytes > inner.capacity_bytes && inner.entries.len() > 1 {
+            let oldest = inner
+                .entries
+                .iter()
+                .filter(|(k, _)| k.as_str() != sha256)
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone());
+            match oldest.and_then(|k| inner.entries.remove(&k)) {
+                Some(evicted) => inner.used_bytes = inner.used_bytes.saturating_sub(evicted.size),
+                None => break,
+            }
+        }
+    }
+
+    /// Bytes currently held and number of shards.
+    pub fn usage(&self) -> (u64, usize) {
+        self.inner.lock().map(|i| (i.used_bytes, i.entries.len())).unwrap_or((0, 0))
+    }
+}
+
+impl Default for ShardCache {
+    /// 64 MiB: half a Workers isolate.
+    fn default() -> Self {
+        ShardCache::new(64 << 20)
+    }
+}
+
+/// A reader pinned to one manifest.
+pub struct IndexReader<S> {
+    store: S,
+    pointer: Pointer,
+    manifest: Arc<Manifest>,
+    cache: Arc<ShardCache>,
+}
+
+impl<S: ShardStore> IndexReader<S> {
+    /// Read the pointer and the manifest it names.
+    pub async fn open(store: S, cache: Arc<ShardCache>) -> Result<IndexReader<S>> {
+        let pointer_bytes = store.get(POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
+        let pointer = Pointer::from_json(&pointer_bytes)?;
+        IndexReader::open_at(store, pointer, cache).await
+    }
+
+    /// Open the manifest named by an already-read pointer.
+    pub async fn open_at(store: S, pointer: Pointer, cache: Arc<ShardCache>) -> Result<IndexReader<S>> {
+        let manifest = match cache.get::<Manifest>(&pointer.sha256) {
+            Some(m) => m,
+            None => {
+                let bytes = store
+                    .get(&pointer.manifest)
+                    .await?
+                    .ok_or_else(|| Error::MissingShard { name: pointer.manifest.clone() })?;
+                let manifest = Arc::new(Manifest::decode(&pointer, &bytes)?);
+                cache.insert(&pointer.sha256, bytes.len() as u64, manifest.clone());
+                manifest
+            }
+        };
+        Ok(IndexReader { store, pointer, manifest, cache })
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn pointer(&self) -> &Pointer {
+        &self.pointer
+    }
+
+    pub fn build_id(&self) -> &str {
+        &self.manifest.build_id
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Load and decode one shard (from the cache when possible).
+    pub async fn load<T: DeserializeOwned + Send + Sync + 'static>(&self, entry: &ShardEntry) -> Result<Arc<T>> {
+        if let Some(hit) = self.cache.get::<T>(&entry.sha256) {
+            return Ok(hit);
+        }
+        let bytes = self.store.get(&entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+        let value = Arc::new(decode_shard::<T>(entry, &bytes)?);
+        self.cache.insert(&entry.sha256, entry.size, value.clone());
+        Ok(value)
+    }
+
+    /// Load several shards of one type concurrently.
+    pub async fn load_many<T: DeserializeOwned + Send + Sync + 'static>(&self, entries: &[&ShardEntry]) -> Result<Vec<Arc<T>>> {
+        join_all(entries.iter().map(|e| self.load::<T>(e))).await.into_iter().collect()
+    }
+
+    pub async fn pages(&self) -> Result<Arc<PageTable>> {
+        self.load(self.manifest.single(ShardKind::Pages)?).await
+    }
+
+    pub async fn graph(&self) -> Result<Arc<GraphShard>> {
+        self.load(self.manifest.single(ShardKind::Graph)?).await
+    }
+
+    pub async fn spine(&self) -> Result<Arc<SpineShard>> {
+        self.load(self.manifest.single(ShardKind::Spine)?).await
+    }
+
+    pub async fn citations(&self) -> Result<Arc<CitationTable>> {
+        self.load(self.manifest.single(ShardKind::Citations)?).await
+    }
+
+    pub async fn sections(&self, partition: u32) -> Result<Arc<SectionPartition>> {
+        self.load(self.manifest.partition(ShardKind::Sections, partition)?).await
+    }
+
+    pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {
+        self.load(self.manifest.partition(ShardKind::Bodies, partition)?).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_evicts_least_recently_used_past_capacity() {
+        let cache = ShardCache::new(100);
+        cache.insert("a", 60, Arc::new(1u32));
+        cache.insert("b", 30, Arc::new(2u32));
+        assert_eq!(cache.get::<u32>("a").as_deref(), Some(&1)); // a is now newer than b
+        cache.insert("c", 30, Arc::new(3u32));
+        assert!(cache.get::<u32>("b").is_none(), "b was least recently used");
+        assert!(cache.get::<u32>("a").is_some());
+        assert_eq!(cache.usage(), (90, 2));
+        assert!(cache.get::<String>("a").is_none(), "wrong type is a miss, not a panic");
+    }
+}
