@@ -167,7 +167,8 @@ def main():
     facts = {"pages_total": len(pages), "pages_md": len(md),
              "pages_html": sorted(s for s in pages if pages[s]["html"]),
              "slugs": sorted(pages),
-             "decoded_file_names": {p["file"]: s for s, p in pages.items() if p["file"][:-3].replace(".", "") != s and ("+" in p["file"] or "%" in p["file"])}}
+             "decoded_file_names": {p["file"]: s for s, p in pages.items()
+                                  if p["file"].rsplit(".", 1)[0] != s}}
 
     # canonical ids
     ids, missing, malformed = {}, [], {}
