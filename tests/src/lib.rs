@@ -1,0 +1,49 @@
+//! Helpers shared by the end-to-end tests: locating the fixtures, building indexes into
+//! scratch directories, and driving async core APIs to completion.
+
+use std::path::{Path, PathBuf};
+
+use wikantik::compile::{compile, CompileOptions, CompiledIndex};
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The bundled sample wiki.
+pub fn sample_wiki() -> PathBuf {
+    repo_root().join("examples/wiki")
+}
+
+/// The real corpus beside the repository, if present (`WIKANTIK_CORPUS` overrides).
+pub fn corpus() -> Option<PathBuf> {
+    let path = std::env::var_os("WIKANTIK_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("../shared/corpus/wikantik-pages"));
+    if path.is_dir() {
+        Some(path)
+    } else {
+        eprintln!("SKIP: the real corpus is not at {} (set WIKANTIK_CORPUS); corpus checks skipped", path.display());
+        None
+    }
+}
+
+/// A fresh scratch directory under the target directory.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = repo_root().join("target/test-scratch").join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Compile a wiki directory in-process (no output written).
+pub fn compile_dir(dir: &Path) -> CompiledIndex {
+    let (pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
+    assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
+    compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile")
+}
+
+/// Run a future to completion on this thread.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    pollster::block_on(future)
+}
