@@ -6,6 +6,7 @@
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
 pub mod analysis;
+pub mod auth;
 pub mod error;
 pub mod graph;
 pub mod hashing;
