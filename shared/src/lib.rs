@@ -13,6 +13,7 @@ pub mod hashing;
 pub mod html;
 pub mod http;
 pub mod lexical;
+pub mod mcp;
 pub mod page;
 pub mod shard;
 pub mod spine;
