@@ -46,6 +46,10 @@ use thiserror::Error;
 use crate::hashing::{sha256, to_hex};
 use crate::http::Response;
 
+/// The env/secret variable the platform adapters read the key ring from (one name everywhere,
+/// so operators learn it once).
+pub const KEY_RING_ENV: &str = "WIKANTIK_API_KEYS";
+
 /// The prefix every key starts with.
 pub const KEY_PREFIX: &str = "wkk_";
 /// Number of base64url characters after the prefix (32 bytes, unpadded).
@@ -470,7 +474,7 @@ pub struct AccessConfig {
 
 /// The body `detail` of the fail-closed 503.
 pub const UNCONFIGURED_DETAIL: &str = "No API keys are configured for the MCP endpoint and unrestricted access is not enabled. \
-Configure key hashes (WIKANTIK_API_KEYS) or set allow_unrestricted to serve anonymous callers.";
+Configure key hashes in the WIKANTIK_API_KEYS secret, or enable unrestricted access to serve anonymous callers.";
 
 /// The access decision for `/knowledge-mcp` (required scope `mcp_read`):
 ///

@@ -38,6 +38,36 @@
 //! `GET`/`DELETE` (and anything but `POST`) are 405 with `Allow: POST`; a present `Origin` that
 //! is not allowed is 403; notifications and client responses are 202 with an empty body.
 //!
+//! # Example
+//!
+//! A host serving the catalog (a real one maps each tool onto retrieval over shards):
+//!
+//! ```
+//! use serde_json::{json, Value};
+//! use wikantik::http::Request;
+//! use wikantik::mcp::{self, catalog, Caller, McpConfig, ToolDefinition, ToolHost, ToolOutcome};
+//!
+//! struct Echo;
+//!
+//! impl ToolHost for Echo {
+//!     fn tools(&self) -> Vec<ToolDefinition> {
+//!         catalog::tools()
+//!     }
+//!     async fn call(&self, name: &str, args: &Value, _caller: &Caller) -> ToolOutcome {
+//!         ToolOutcome::Json(json!({ "tool": name, "args": args }))
+//!     }
+//! }
+//!
+//! let config = McpConfig::from_settings(None, true, None).unwrap(); // anonymous access
+//! let request = Request::new("POST", "/knowledge-mcp")
+//!     .with_header("content-type", "application/json")
+//!     .with_body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}"#);
+//! let response = pollster::block_on(mcp::handle(&request, &Echo, &config));
+//! assert_eq!(response.status, 200);
+//! let body: Value = serde_json::from_slice(&response.body).unwrap();
+//! assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
+//! ```
+//!
 //! # Wire types
 //!
 //! Hand-written over `serde_json::Value` ([`jsonrpc`]): `rmcp` (the official Rust SDK) depends
@@ -201,6 +231,27 @@ pub struct McpConfig {
     pub list_ttl_ms: u64,
     /// `instructions` of `initialize` and `server/discover`.
     pub instructions: String,
+}
+
+impl McpConfig {
+    /// Build a configuration from the raw settings a platform adapter reads: the key-ring
+    /// secret ([`crate::auth::KEY_RING_ENV`], format in [`crate::auth`]), whether anonymous
+    /// callers are allowed, and extra allowed origins as a comma- or whitespace-separated list.
+    /// Everything else keeps its default.
+    pub fn from_settings(
+        key_ring: Option<&str>,
+        allow_unrestricted: bool,
+        allowed_origins: Option<&str>,
+    ) -> Result<McpConfig, crate::auth::KeyRingError> {
+        let keys = crate::auth::KeyRing::from_env_value(key_ring)?;
+        let allowed_origins = allowed_origins
+            .unwrap_or_default()
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|o| !o.is_empty())
+            .map(str::to_string)
+            .collect();
+        Ok(McpConfig { access: AccessConfig { keys, allow_unrestricted }, allowed_origins, ..McpConfig::default() })
+    }
 }
 
 impl Default for McpConfig {

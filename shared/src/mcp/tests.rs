@@ -536,3 +536,15 @@ fn every_answer_is_json_never_sse() {
         assert!(r.header("mcp-session-id").is_none());
     }
 }
+
+#[test]
+fn config_from_settings() {
+    let (_, line) = mint_key_with([9; 32], &[Scope::Mcp], &[], None).unwrap();
+    let config = McpConfig::from_settings(Some(&line), false, Some("https://a.example, https://b.example\nhttps://c.example")).unwrap();
+    assert_eq!(config.access.keys.len(), 1);
+    assert!(!config.access.allow_unrestricted);
+    assert_eq!(config.allowed_origins, ["https://a.example", "https://b.example", "https://c.example"]);
+    assert!(McpConfig::from_settings(Some("nonsense"), false, None).is_err());
+    let open = McpConfig::from_settings(None, true, None).unwrap();
+    assert!(open.access.keys.is_empty() && open.allowed_origins.is_empty() && open.allow_loopback_origins);
+}
