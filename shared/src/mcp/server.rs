@@ -125,11 +125,12 @@ fn media_type_is(header: &str, pred: impl Fn(&str) -> bool) -> bool {
     })
 }
 
-/// A JSON response (or an empty 202 when `status == 202`).
+/// A JSON response with `status`.
 fn reply(status: u16, body: &Value) -> Response {
     Response::json(status, body)
 }
 
+/// 202 with an empty body: the answer to notifications and client responses.
 fn accepted() -> Response {
     Response::new(202)
 }
@@ -176,7 +177,7 @@ impl<H: ToolHost> Server<'_, H> {
                 Ok(_) => accepted(),
             },
             Ok(Message::Request { id, method, params }) => {
-                let answer = self.request(&id, &method, params, true).await;
+                let answer = self.request(&id, &method, params).await;
                 reply(answer.status, &answer.body)
             }
         }
@@ -233,9 +234,9 @@ impl<H: ToolHost> Server<'_, H> {
         }
     }
 
-    /// A single request: `initialize` first (it precedes any version), then the version of this
+    /// A single (non-batched) request: `initialize` first (it precedes any version), then the version of this
     /// request, the standard-header checks, and dispatch.
-    async fn request(&self, id: &Value, method: &str, params: Option<Map<String, Value>>, single: bool) -> Answer {
+    async fn request(&self, id: &Value, method: &str, params: Option<Map<String, Value>>) -> Answer {
         if method == "initialize" {
             return self.initialize(id, params.as_ref());
         }
@@ -243,10 +244,8 @@ impl<H: ToolHost> Server<'_, H> {
             Ok(v) => v,
             Err(error) => return Answer::err(400, Some(id), &error),
         };
-        if single {
-            if let Err(error) = self.check_standard_headers(version, method, params.as_ref()) {
-                return Answer::err(400, Some(id), &error);
-            }
+        if let Err(error) = self.check_standard_headers(version, method, params.as_ref()) {
+            return Answer::err(400, Some(id), &error);
         }
         self.dispatch(version, id, method, params).await
     }

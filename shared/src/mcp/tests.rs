@@ -482,6 +482,12 @@ fn tool_results_carry_text_and_structured_content() {
     assert!(result.get("resultType").is_none());
     assert_eq!(result["content"][0]["text"], r#"[{"n":"3"}]"#);
 
+    // Handshake era from 2025-06-18: objects are structuredContent, no resultType.
+    let get_page = json!({ "name": "get_page", "arguments": { "slug": "Main" } });
+    let result = result_of(&run_with(&legacy("2025-06-18", 1, "tools/call", get_page), &host, &config));
+    assert_eq!(result["structuredContent"]["tool"], "get_page");
+    assert!(result.get("resultType").is_none() && result.get("_meta").is_none());
+
     let calls = host.calls.borrow();
     assert_eq!(calls[0].2, ["All", "Anonymous", "Guest"], "anonymous principals reach the host");
 }
