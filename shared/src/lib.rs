@@ -7,6 +7,7 @@
 
 pub mod acl;
 pub mod analysis;
+pub mod auth;
 pub mod catalog;
 pub mod chunk;
 pub mod citation;
@@ -20,6 +21,7 @@ pub mod lexical;
 pub mod links;
 pub mod manifest;
 pub mod markdown;
+pub mod mcp;
 pub mod page;
 pub mod reader;
 pub mod retrieval;
