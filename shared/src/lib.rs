@@ -5,14 +5,19 @@
 //! the functions (WASM and native) feed it shards and serve what it returns.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod access;
 pub mod acl;
 pub mod analysis;
 pub mod auth;
+pub mod bundle;
 pub mod catalog;
 pub mod chunk;
 pub mod citation;
 pub mod compile;
+pub mod coverage;
+pub mod dense;
 pub mod error;
+pub mod fusion;
 pub mod graph;
 pub mod hashing;
 pub mod html;
