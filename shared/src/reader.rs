@@ -203,3 +203,65 @@ mod tests {
         assert!(cache.get::<String>("a").is_none(), "wrong type is a miss, not a panic");
     }
 }
+
+/// The current index for a long-lived host: re-reads the pointer at most every `ttl_ms`
+/// (CONTRACT §3.11), swaps readers when the pointer moves, and keeps serving the previous
+/// build when the new one cannot be opened. Each request takes one `Arc<IndexReader>` and
+/// uses it throughout, so it never mixes builds.
+pub struct IndexHandle<S> {
+    store: S,
+    cache: Arc<ShardCache>,
+    ttl_ms: u64,
+    current: Mutex<Option<(Arc<IndexReader<S>>, u64)>>,
+}
+
+impl<S: ShardStore + Clone> IndexHandle<S> {
+    pub fn new(store: S, cache: Arc<ShardCache>, ttl_ms: u64) -> IndexHandle<S> {
+        IndexHandle { store, cache, ttl_ms, current: Mutex::new(None) }
+    }
+
+    pub fn cache(&self) -> &Arc<ShardCache> {
+        &self.cache
+    }
+
+    /// The reader to use for a request arriving at `now_ms` (any monotonic milliseconds).
+    pub async fn reader(&self, now_ms: u64) -> Result<Arc<IndexReader<S>>> {
+        let current = self.current.lock().ok().and_then(|c| c.clone());
+        if let Some((reader, checked)) = &current {
+            if now_ms.saturating_sub(*checked) < self.ttl_ms {
+                return Ok(reader.clone());
+            }
+        }
+        let fresh = self.refresh(current.as_ref().map(|(r, _)| r.clone())).await;
+        match (fresh, current) {
+            (Ok(reader), _) => {
+                if let Ok(mut slot) = self.current.lock() {
+                    *slot = Some((reader.clone(), now_ms));
+                }
+                Ok(reader)
+            }
+            // The new build is unreadable: keep serving the one we have, retry after the TTL.
+            (Err(_), Some((reader, _))) => {
+                if let Ok(mut slot) = self.current.lock() {
+                    *slot = Some((reader.clone(), now_ms));
+                }
+                Ok(reader)
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    async fn refresh(&self, current: Option<Arc<IndexReader<S>>>) -> Result<Arc<IndexReader<S>>> {
+        let bytes = self.store.get(POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
+        let pointer = Pointer::from_json(&bytes)?;
+        if let Some(reader) = current {
+            if reader.pointer().sha256 == pointer.sha256 {
+                return Ok(reader);
+            }
+        }
+        let reader = IndexReader::open_at(self.store.clone(), pointer, self.cache.clone()).await?;
+        // Prove the new build is usable before switching to it.
+        reader.pages().await?;
+        Ok(Arc::new(reader))
+    }
+}

@@ -523,19 +523,21 @@ fn quoted_list<'a>(items: impl IntoIterator<Item = &'a String>) -> String {
 /// first, then the other transitive members by intra-cluster in-degree descending (distinct
 /// referrers that are themselves transitive members of `cluster`, the hub included), then
 /// `updated` descending, then slug ascending. Members absent from `graph` have in-degree 0.
-/// Unknown cluster ⇒ empty.
+/// Only members for which `visible` holds take part — in the list and as referrers — so a
+/// caller's view never depends on pages it may not see. Unknown cluster ⇒ empty.
 pub fn briefing_member_order(
     spine: &Spine,
     graph: &PageGraph,
     cluster: &str,
     updated: &dyn Fn(&str) -> i64,
+    visible: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let Some(found) = spine.cluster(cluster) else {
         return Vec::new();
     };
-    let members = spine.members(cluster);
+    let members: Vec<String> = spine.members(cluster).into_iter().filter(|m| visible(m)).collect();
     let member_nodes = graph.nodes_of(members.iter().map(String::as_str));
-    let hub = found.hub.as_deref();
+    let hub = found.hub.as_deref().filter(|h| visible(h));
 
     let mut ranked: Vec<(u32, i64, &str)> = members
         .iter()
@@ -1129,22 +1131,22 @@ mod tests {
             "Old" => 100,
             _ => 200,
         };
-        let order = briefing_member_order(&spine, &graph, "c", &updated);
+        let order = briefing_member_order(&spine, &graph, "c", &updated, &|_| true);
         // Popular: Hub + Linked = 2; Linked: Hub + Popular = 2 (tie, same updated → slug);
         // NewA, NewB, Old: 0 intra-cluster referrers → updated desc, then slug.
         assert_eq!(
             order,
             strings(&["Hub", "Linked", "Popular", "NewA", "NewB", "Old"])
         );
-        assert!(briefing_member_order(&spine, &graph, "missing", &updated).is_empty());
+        assert!(briefing_member_order(&spine, &graph, "missing", &updated, &|_| true).is_empty());
         // A headless cluster has no hub to put first.
         assert_eq!(
-            briefing_member_order(&spine, &graph, "other", &updated),
+            briefing_member_order(&spine, &graph, "other", &updated, &|_| true),
             strings(&["Outsider"])
         );
         // The sub-cluster only ranks its own members.
         assert_eq!(
-            briefing_member_order(&spine, &graph, "c/sub", &updated),
+            briefing_member_order(&spine, &graph, "c/sub", &updated, &|_| true),
             strings(&["Linked"])
         );
     }
@@ -1153,7 +1155,7 @@ mod tests {
     fn briefing_order_tolerates_members_missing_from_the_graph() {
         let spine = Spine::project(&[hub("Hub", "c"), member("B", &["c"]), member("A", &["c"])]);
         let graph = PageGraph::build(&[], &[]);
-        let order = briefing_member_order(&spine, &graph, "c", &|_| 0);
+        let order = briefing_member_order(&spine, &graph, "c", &|_| 0, &|_| true);
         assert_eq!(order, strings(&["Hub", "A", "B"]));
     }
 }

@@ -339,7 +339,7 @@ fn corpus_page_graph_matches_reference_section_9() {
     let updated_of: std::collections::BTreeMap<&str, i64> =
         pages.iter().map(|p| (p.slug.as_str(), p.updated)).collect();
     let updated = |slug: &str| updated_of.get(slug).copied().unwrap_or(0);
-    let order = briefing_member_order(&spine, &graph, "mathematics", &updated);
+    let order = briefing_member_order(&spine, &graph, "mathematics", &updated, &|_| true);
     let members = graph.nodes_of(spine.members("mathematics").iter().map(String::as_str));
     let head: Vec<String> = order
         .iter()

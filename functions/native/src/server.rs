@@ -1,0 +1,104 @@
+//! The HTTP loop of the native host: `tiny_http` on loopback, a few worker threads, each
+//! request mapped to the core's [`Request`], routed by the core, mapped back, and logged as
+//! one JSON line on stderr.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use wikantik::http::{Request, Response};
+use wikantik::reader::{IndexHandle, ShardCache};
+use wikantik::rest::{self, RestConfig};
+
+use crate::store::DirStore;
+
+/// Largest request body accepted (MCP JSON-RPC bodies are small).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
+/// Everything a worker thread needs.
+pub struct Host {
+    pub index: IndexHandle<DirStore>,
+    pub rest: RestConfig,
+    started: Instant,
+}
+
+impl Host {
+    pub fn new(store: DirStore, rest: RestConfig, pointer_ttl_ms: u64, cache_bytes: u64) -> Host {
+        Host { index: IndexHandle::new(store, Arc::new(ShardCache::new(cache_bytes)), pointer_ttl_ms), rest, started: Instant::now() }
+    }
+
+    /// Serve one request: the same call every platform adapter makes.
+    pub async fn serve(&self, request: &Request) -> Response {
+        let now_ms = self.started.elapsed().as_millis() as u64;
+        let reader = self.index.reader(now_ms).await;
+        match &reader {
+            Ok(r) => rest::handle(Ok(r.as_ref()), request, &self.rest).await,
+            Err(e) => rest::handle::<DirStore>(Err(e), request, &self.rest).await,
+        }
+    }
+}
+
+/// Bind and serve until the process is stopped.
+pub fn run(host: Arc<Host>, addr: SocketAddr, threads: usize) -> Result<(), String> {
+    let server = tiny_http::Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let server = Arc::new(server);
+    let workers: Vec<_> = (0..threads.max(1))
+        .map(|_| {
+            let server = server.clone();
+            let host = host.clone();
+            std::thread::spawn(move || {
+                for request in server.incoming_requests() {
+                    serve_one(&host, request);
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        let _ = worker.join();
+    }
+    Ok(())
+}
+
+fn serve_one(host: &Host, mut incoming: tiny_http::Request) {
+    let started = Instant::now();
+    let method = incoming.method().as_str().to_string();
+    let target = incoming.url().to_string();
+    let mut request = Request::new(&method, &target);
+    for header in incoming.headers() {
+        request.set_header(header.field.as_str().as_str(), header.value.as_str());
+    }
+    let mut body = Vec::new();
+    let read = incoming.as_reader().take(MAX_BODY_BYTES as u64 + 1).read_to_end(&mut body);
+    let response = if read.is_err() {
+        Response::error(400, "cannot read request body")
+    } else if body.len() > MAX_BODY_BYTES {
+        Response::error(413, &format!("request body larger than {MAX_BODY_BYTES} bytes"))
+    } else {
+        request.body = body;
+        pollster::block_on(host.serve(&request))
+    };
+    log_line(&method, &request.path, &response, started);
+    let mut out = tiny_http::Response::from_data(if method == "HEAD" { Vec::new() } else { response.body.clone() })
+        .with_status_code(response.status);
+    for (name, value) in &response.headers {
+        if let Ok(header) = tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+            out.add_header(header);
+        }
+    }
+    let _ = incoming.respond(out);
+}
+
+fn log_line(method: &str, path: &str, response: &Response, started: Instant) {
+    let ts = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let line = serde_json::json!({
+        "ts": ts,
+        "method": method,
+        "path": path,
+        "status": response.status,
+        "ms": (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0,
+        "bytes": response.body.len(),
+        "index": response.header(rest::INDEX_HEADER),
+    });
+    eprintln!("{line}");
+}
