@@ -47,3 +47,41 @@ pub fn compile_dir(dir: &Path) -> CompiledIndex {
 pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
+
+/// Write `pages` (file name, text) into a fresh wiki directory, build it, and return the
+/// index directory.
+pub fn build_wiki(name: &str, pages: &[(String, String)]) -> PathBuf {
+    let root = scratch(name);
+    let wiki = root.join("wiki");
+    std::fs::create_dir_all(&wiki).expect("create wiki dir");
+    for (file, text) in pages {
+        std::fs::write(wiki.join(file), text).expect("write page");
+    }
+    let out = root.join("index");
+    let compiled = compile_dir(&wiki);
+    wikantik_index_builder::output::write_index(&out, &compiled, 3).expect("write index");
+    out
+}
+
+/// Build the sample wiki into a fresh index directory.
+pub fn build_sample(name: &str) -> PathBuf {
+    let out = scratch(name).join("index");
+    wikantik_index_builder::output::write_index(&out, &compile_dir(&sample_wiki()), 3).expect("write index");
+    out
+}
+
+/// Open an index directory.
+pub fn open(index: &Path) -> wikantik::reader::IndexReader<wikantik_native::DirStore> {
+    block_on(wikantik::reader::IndexReader::open(
+        wikantik_native::DirStore::new(index),
+        std::sync::Arc::new(wikantik::reader::ShardCache::default()),
+    ))
+    .expect("open index")
+}
+
+/// A Markdown page with frontmatter.
+pub fn page(file: &str, frontmatter: &str, body: &str) -> (String, String) {
+    (file.to_string(), format!("---\n{frontmatter}\n---\n{body}"))
+}
+
+pub mod http_client;

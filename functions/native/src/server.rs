@@ -39,10 +39,24 @@ impl Host {
     }
 }
 
+/// Bind a listener (port 0 picks a free port; see [`local_addr`]).
+pub fn bind(addr: SocketAddr) -> Result<Arc<tiny_http::Server>, String> {
+    tiny_http::Server::http(addr).map(Arc::new).map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+/// The address a bound listener actually uses.
+pub fn local_addr(server: &tiny_http::Server) -> Option<SocketAddr> {
+    server.server_addr().to_ip()
+}
+
 /// Bind and serve until the process is stopped.
 pub fn run(host: Arc<Host>, addr: SocketAddr, threads: usize) -> Result<(), String> {
-    let server = tiny_http::Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let server = Arc::new(server);
+    serve(host, bind(addr)?, threads);
+    Ok(())
+}
+
+/// Serve on a bound listener with `threads` workers until the listener is closed.
+pub fn serve(host: Arc<Host>, server: Arc<tiny_http::Server>, threads: usize) {
     let workers: Vec<_> = (0..threads.max(1))
         .map(|_| {
             let server = server.clone();
@@ -57,7 +71,6 @@ pub fn run(host: Arc<Host>, addr: SocketAddr, threads: usize) -> Result<(), Stri
     for worker in workers {
         let _ = worker.join();
     }
-    Ok(())
 }
 
 fn serve_one(host: &Host, mut incoming: tiny_http::Request) {
