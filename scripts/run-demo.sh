@@ -17,4 +17,4 @@ Serving the sample wiki on ${base} — try:
   curl -s '${base}/api/briefing?pins=Glossary,Onboarding&budget=2000'
 
 EOT
-exec ./target/release/wikantik-native serve --index index-out --addr "127.0.0.1:${port}"
+exec ./target/release/wikantik-native serve --index index-out --addr "127.0.0.1:${port}" --mcp-allow-unrestricted

@@ -32,9 +32,11 @@ pub mod page;
 pub mod reader;
 pub mod rest;
 pub mod retrieval;
+pub mod service;
 pub mod shard;
 pub mod spine;
 pub mod tokens;
+pub mod tools;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod corpus_tests;

@@ -7,6 +7,7 @@ use wikantik::auth::{mint_key_with, KeyRing, Scope};
 use wikantik::briefing::{render_markdown, ContextBriefing};
 use wikantik::hashing::sha256_hex;
 use wikantik::rest::RestConfig;
+use wikantik::service::ServiceConfig;
 use wikantik_native::server::{bind, local_addr, serve, Host};
 use wikantik_native::DirStore;
 use wikantik_tests::build_sample;
@@ -24,7 +25,7 @@ fn start(index: &std::path::Path) -> Server {
     let (admin_key, admin) = mint_key_with([2; 32], &[Scope::All], &["Admin"], None).unwrap();
     let (tools_key, tools) = mint_key_with([3; 32], &[Scope::Tools], &[], None).unwrap();
     let keys = KeyRing::parse(&format!("{alice}\n{admin}\n{tools}")).unwrap();
-    let host = Arc::new(Host::new(DirStore::new(index), RestConfig { keys, ..RestConfig::default() }, 0, 64 << 20));
+    let host = Arc::new(Host::new(DirStore::new(index), ServiceConfig { rest: RestConfig { keys, ..RestConfig::default() }, ..ServiceConfig::default() }, 0, 64 << 20));
     let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let addr = local_addr(&listener).unwrap();
     std::thread::spawn(move || serve(host, listener, 2));

@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use wikantik::auth::KeyRing;
+use wikantik::mcp::McpConfig;
 use wikantik::rest::RestConfig;
+use wikantik::service::ServiceConfig;
 use wikantik_native::server::{run, Host};
 use wikantik_native::DirStore;
 
 #[derive(Parser)]
-#[command(name = "wikantik-native", version, about = "Serve a Wikantik index (REST) from a directory of shards")]
+#[command(name = "wikantik-native", version, about = "Serve a Wikantik index (REST and MCP) from a directory of shards")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,12 +45,29 @@ enum Command {
         /// Refuse anonymous REST reads (keys required).
         #[arg(long)]
         deny_anonymous: bool,
+        /// Serve MCP without keys (anonymous callers see public pages). Without keys and
+        /// without this flag, /knowledge-mcp fails closed with 503.
+        #[arg(long, env = "WIKANTIK_MCP_ALLOW_UNRESTRICTED")]
+        mcp_allow_unrestricted: bool,
+        /// Extra allowed browser origins for MCP (comma-separated; loopback is always allowed).
+        #[arg(long, env = "WIKANTIK_MCP_ALLOWED_ORIGINS", default_value = "")]
+        mcp_allowed_origins: String,
     },
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Serve { index, addr, threads, pointer_ttl_secs, cache_mib, api_keys, deny_anonymous } => {
+        Command::Serve {
+            index,
+            addr,
+            threads,
+            pointer_ttl_secs,
+            cache_mib,
+            api_keys,
+            deny_anonymous,
+            mcp_allow_unrestricted,
+            mcp_allowed_origins,
+        } => {
             let keys = match KeyRing::parse(&api_keys) {
                 Ok(k) => k,
                 Err(e) => {
@@ -59,8 +78,15 @@ fn main() -> ExitCode {
             if !addr.ip().is_loopback() {
                 eprintln!("warning: listening on {addr}, which is not a loopback address");
             }
-            let rest = RestConfig { keys, deny_anonymous, ..RestConfig::default() };
-            let host = Arc::new(Host::new(DirStore::new(&index), rest, pointer_ttl_secs * 1000, cache_mib << 20));
+            let mcp = match McpConfig::from_settings(Some(&api_keys), mcp_allow_unrestricted, Some(&mcp_allowed_origins)) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("error: MCP settings: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let config = ServiceConfig { rest: RestConfig { keys, deny_anonymous, ..RestConfig::default() }, mcp };
+            let host = Arc::new(Host::new(DirStore::new(&index), config, pointer_ttl_secs * 1000, cache_mib << 20));
             eprintln!("wikantik-native serving {} on http://{addr}", index.display());
             match run(host, addr, threads) {
                 Ok(()) => ExitCode::SUCCESS,

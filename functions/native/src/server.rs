@@ -9,7 +9,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use wikantik::http::{Request, Response};
 use wikantik::reader::{IndexHandle, ShardCache};
-use wikantik::rest::{self, RestConfig};
+use wikantik::rest;
+use wikantik::service::{self, ServiceConfig};
 
 use crate::store::DirStore;
 
@@ -19,13 +20,13 @@ pub const MAX_BODY_BYTES: usize = 1 << 20;
 /// Everything a worker thread needs.
 pub struct Host {
     pub index: IndexHandle<DirStore>,
-    pub rest: RestConfig,
+    pub config: ServiceConfig,
     started: Instant,
 }
 
 impl Host {
-    pub fn new(store: DirStore, rest: RestConfig, pointer_ttl_ms: u64, cache_bytes: u64) -> Host {
-        Host { index: IndexHandle::new(store, Arc::new(ShardCache::new(cache_bytes)), pointer_ttl_ms), rest, started: Instant::now() }
+    pub fn new(store: DirStore, config: ServiceConfig, pointer_ttl_ms: u64, cache_bytes: u64) -> Host {
+        Host { index: IndexHandle::new(store, Arc::new(ShardCache::new(cache_bytes)), pointer_ttl_ms), config, started: Instant::now() }
     }
 
     /// Serve one request: the same call every platform adapter makes.
@@ -33,8 +34,8 @@ impl Host {
         let now_ms = self.started.elapsed().as_millis() as u64;
         let reader = self.index.reader(now_ms).await;
         match &reader {
-            Ok(r) => rest::handle(Ok(r.as_ref()), request, &self.rest).await,
-            Err(e) => rest::handle::<DirStore>(Err(e), request, &self.rest).await,
+            Ok(r) => service::handle(Ok(r.as_ref()), request, &self.config).await,
+            Err(e) => service::handle::<DirStore>(Err(e), request, &self.config).await,
         }
     }
 }

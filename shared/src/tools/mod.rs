@@ -1,0 +1,67 @@
+//! The Knowledge MCP tools over an index: the [`ToolHost`] that maps each of the 21 tools of
+//! [`crate::mcp::catalog`] onto the core's services. Every tool passes the ACL gate
+//! (CONTRACT §3.5): it sees only pages the caller may view.
+
+mod retrieval;
+
+use serde_json::Value;
+
+use crate::access::Caller;
+use crate::briefing::BriefingConfig;
+use crate::bundle::BundleConfig;
+use crate::mcp::{catalog, ToolDefinition, ToolHost, ToolOutcome};
+use crate::reader::{IndexReader, ShardStore};
+
+/// The tool host for one request: a pinned index reader plus the service settings.
+pub struct KnowledgeTools<'r, S> {
+    pub reader: &'r IndexReader<S>,
+    pub bundle: &'r BundleConfig,
+    pub briefing: &'r BriefingConfig,
+}
+
+impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
+    fn tools(&self) -> Vec<ToolDefinition> {
+        catalog::tools()
+    }
+
+    async fn call(&self, name: &str, args: &Value, caller: &Caller) -> ToolOutcome {
+        let outcome = match name {
+            "assemble_bundle" => retrieval::assemble_bundle(self, args, caller).await,
+            "get_briefing" => retrieval::get_briefing(self, args, caller).await,
+            other => Err(format!("{other} is not available in this build")),
+        };
+        outcome.unwrap_or_else(ToolOutcome::error)
+    }
+}
+
+/// Text of a string argument, trimmed; `None` when absent or blank.
+pub(crate) fn text_arg(args: &Value, name: &str) -> Option<String> {
+    args.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+}
+
+/// A string-array argument: each element stringified, trimmed, blanks dropped.
+pub(crate) fn list_arg(args: &Value, name: &str) -> Vec<String> {
+    match args.get(name) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => s.trim().to_string(),
+                other => other.to_string(),
+            })
+            .filter(|s| !s.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A tool-facing message for a core error: index problems are named, internals are not.
+pub(crate) fn tool_error(e: crate::error::Error) -> String {
+    use crate::error::Error;
+    match e {
+        Error::MissingShard { .. } | Error::ShardHashMismatch { .. } | Error::UnsupportedFormat { .. } | Error::Decode { .. } => {
+            format!("index unavailable: {e}")
+        }
+        Error::Invalid(message) => message,
+        other => other.to_string(),
+    }
+}
