@@ -2,5 +2,6 @@
 //! The `index-builder` binary (main.rs) is a thin command-line front over it.
 
 pub mod error;
+pub mod eval;
 pub mod output;
 pub mod source;

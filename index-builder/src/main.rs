@@ -37,12 +37,32 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Build a wiki in memory and report page-level retrieval quality per mode.
+    Eval {
+        /// The wiki directory.
+        wiki: PathBuf,
+        /// Query set: `query,ideal_page,notes` CSV.
+        #[arg(long)]
+        queries: PathBuf,
+        /// Fail when hybrid (or lexical, without vectors) recall@5 is below this.
+        #[arg(long, default_value_t = 0.0)]
+        min_recall_at_5: f64,
+        /// Fail when recall@20 is below this.
+        #[arg(long, default_value_t = 0.0)]
+        min_recall_at_20: f64,
+        /// Fail when MRR is below this.
+        #[arg(long, default_value_t = 0.0)]
+        min_mrr: f64,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build { wiki, out, keep_builds, lenient, quiet } => build(&wiki, &out, keep_builds, lenient, quiet),
+        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr } => {
+            evaluate(&wiki, &queries, Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -109,6 +129,50 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
     println!("  warnings   {:>8}", warnings.len());
     for w in &warnings {
         println!("    {w}");
+    }
+    Ok(())
+}
+
+/// The ratchet: the gated mode must not fall below these.
+struct Floors {
+    recall_at_5: f64,
+    recall_at_20: f64,
+    mrr: f64,
+}
+
+fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors) -> Result<()> {
+    use wikantik::bundle::{BundleConfig, RetrievalMode};
+    use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+    use wikantik_index_builder::eval;
+
+    let queries = eval::read_queries(queries)?;
+    let (sources, _, _) = source::read_wiki(wiki)?;
+    let started = Instant::now();
+    let compiled = compile(sources, &CompileOptions::default(), &mut |_, _, _| {})?;
+    println!("Indexed {} pages, {} sections in {:.1} s", compiled.manifest.stats.pages, compiled.manifest.stats.sections, started.elapsed().as_secs_f64());
+    let store = MemoryStore::from_compiled(&compiled);
+    let reader = pollster::block_on(IndexReader::open(store, std::sync::Arc::new(ShardCache::new(1 << 30))))?;
+    let config = BundleConfig::default();
+    let mut reports = Vec::new();
+    for mode in [RetrievalMode::Lexical, RetrievalMode::Dense, RetrievalMode::Hybrid] {
+        reports.push(pollster::block_on(eval::evaluate(&reader, &queries, mode, &config))?);
+    }
+    println!("{}", eval::render(&queries, &reports));
+    let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
+    if let Some(r) = gated {
+        let mut failures = Vec::new();
+        if r.recall_at_5 < floors.recall_at_5 {
+            failures.push(format!("recall@5 {:.3} < floor {:.3}", r.recall_at_5, floors.recall_at_5));
+        }
+        if r.recall_at_20 < floors.recall_at_20 {
+            failures.push(format!("recall@20 {:.3} < floor {:.3}", r.recall_at_20, floors.recall_at_20));
+        }
+        if r.mrr < floors.mrr {
+            failures.push(format!("MRR {:.3} < floor {:.3}", r.mrr, floors.mrr));
+        }
+        if !failures.is_empty() {
+            return Err(wikantik_index_builder::error::BuildError::Invalid(format!("retrieval quality regressed: {}", failures.join("; "))));
+        }
     }
     Ok(())
 }

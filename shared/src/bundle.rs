@@ -188,10 +188,38 @@ pub async fn assemble_bundle<S: ShardStore>(
     config: &BundleConfig,
     caller: &Caller,
 ) -> Result<Bundle> {
-    config.fusion.validate()?;
     let wanted = request.k.unwrap_or(config.default_sections).clamp(1, MAX_SECTIONS);
-    let query = request.query.trim();
-    let found = candidates(reader, query, config, caller, request.mode != RetrievalMode::Dense, config.candidates).await?;
+    let (mut sections, top_similarity) = ranked_sections(reader, &request.query, request.mode, config, caller, wanted).await?;
+    if let Some(budget) = request.budget {
+        let mut used = 0usize;
+        let keep = sections
+            .iter()
+            .take_while(|s| {
+                used += estimate_tokens(&s.text);
+                used <= budget
+            })
+            .count();
+        sections.truncate(keep);
+    }
+    let coverage = Coverage::compute(&sections, top_similarity, &config.thresholds);
+    Ok(Bundle { query: request.query.clone(), sections, coverage, index_build: reader.build_id().to_string() })
+}
+
+/// The best `wanted` distinct sections for `query` in `mode`, with the top dense similarity
+/// of the (viewable) candidate pool (−1 without a query vector). No cap on `wanted`: the
+/// evaluation ranks deeper than a bundle may.
+pub async fn ranked_sections<S: ShardStore>(
+    reader: &IndexReader<S>,
+    query: &str,
+    mode: RetrievalMode,
+    config: &BundleConfig,
+    caller: &Caller,
+    wanted: usize,
+) -> Result<(Vec<BundleSection>, f64)> {
+    config.fusion.validate()?;
+    let query = query.trim();
+    let depth = config.candidates.max(wanted);
+    let found = candidates(reader, query, config, caller, mode != RetrievalMode::Dense, depth).await?;
     let cosine: BTreeMap<SectionKey, f32> = found.dense.iter().flatten().copied().collect();
     let top_similarity = found
         .dense
@@ -201,7 +229,7 @@ pub async fn assemble_bundle<S: ShardStore>(
         .unwrap_or(-1.0);
 
     let lexical_keys: Vec<SectionKey> = found.lexical.iter().map(|s| s.key).collect();
-    let ranked: Vec<SectionKey> = match (&found.dense, request.mode) {
+    let ranked: Vec<SectionKey> = match (&found.dense, mode) {
         (None, _) | (Some(_), RetrievalMode::Lexical) => lexical_keys,
         (Some(dense), RetrievalMode::Dense) => dense.iter().map(|(k, _)| *k).collect(),
         (Some(dense), RetrievalMode::Hybrid) => {
@@ -238,19 +266,7 @@ pub async fn assemble_bundle<S: ShardStore>(
             break;
         }
     }
-    if let Some(budget) = request.budget {
-        let mut used = 0usize;
-        let keep = sections
-            .iter()
-            .take_while(|s| {
-                used += estimate_tokens(&s.text);
-                used <= budget
-            })
-            .count();
-        sections.truncate(keep);
-    }
-    let coverage = Coverage::compute(&sections, top_similarity, &config.thresholds);
-    Ok(Bundle { query: request.query.clone(), sections, coverage, index_build: reader.build_id().to_string() })
+    Ok((sections, top_similarity))
 }
 
 fn section_of(hit: SectionHit, score: f64) -> BundleSection {

@@ -265,3 +265,42 @@ impl<S: ShardStore + Clone> IndexHandle<S> {
         Ok(Arc::new(reader))
     }
 }
+
+/// An index held in memory (tests, evaluation, WASM tests): object name → bytes.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    objects: Arc<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    /// Every object of a compiled index, pointer included.
+    pub fn from_compiled(index: &crate::compile::CompiledIndex) -> MemoryStore {
+        let mut objects = BTreeMap::new();
+        for shard in &index.shards {
+            objects.insert(shard.entry.name.clone(), shard.bytes.clone());
+        }
+        objects.insert(index.manifest_name.clone(), index.manifest_bytes.clone());
+        objects.insert(POINTER_NAME.to_string(), index.pointer.to_json());
+        MemoryStore { objects: Arc::new(objects) }
+    }
+
+    /// A copy with one object replaced (or removed with `None`), for fault tests.
+    pub fn with_object(&self, name: &str, bytes: Option<Vec<u8>>) -> MemoryStore {
+        let mut objects = (*self.objects).clone();
+        match bytes {
+            Some(b) => objects.insert(name.to_string(), b),
+            None => objects.remove(name),
+        };
+        MemoryStore { objects: Arc::new(objects) }
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.objects.keys().map(String::as_str)
+    }
+}
+
+impl ShardStore for MemoryStore {
+    async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.objects.get(name).cloned())
+    }
+}
