@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{BuildError, Result};
 use crate::s3::{S3Settings, S3Store};
@@ -54,6 +55,9 @@ pub struct LocalStore {
 
 /// Marker in the names of temporary files; listing skips them.
 const TMP_MARKER: &str = ".tmp-";
+
+/// Makes temporary file names unique among the upload threads of this process.
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 impl LocalStore {
     /// A store rooted at `root` (created on the first write).
@@ -127,7 +131,8 @@ impl ObjectStore for LocalStore {
         let dir = path.parent().unwrap_or(&self.root).to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| BuildError::io(&dir, e))?;
         let file_name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = dir.join(format!("{file_name}{TMP_MARKER}{}-{:?}", std::process::id(), std::thread::current().id()));
+        let unique = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!("{file_name}{TMP_MARKER}{}-{unique}", std::process::id()));
         let write = || -> std::io::Result<()> {
             let mut file = std::fs::File::create(&tmp)?;
             file.write_all(bytes)?;
