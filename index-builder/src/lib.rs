@@ -1,7 +1,12 @@
-//! The index-builder's library: reading a wiki directory and writing an index directory.
-//! The `index-builder` binary (main.rs) is a thin command-line front over it.
+//! The index-builder's library: reading a wiki directory, and writing or publishing an index
+//! to a directory or an S3-compatible bucket through one protocol (`publish`) over one
+//! object-store abstraction (`store`). The `index-builder` binary (main.rs) is a thin
+//! command-line front over it.
 
 pub mod error;
 pub mod eval;
 pub mod output;
+pub mod publish;
+pub mod s3;
 pub mod source;
+pub mod store;

@@ -9,7 +9,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wikantik::compile::{compile, CompileOptions, Stage};
 
 use wikantik_index_builder::error::Result;
-use wikantik_index_builder::{output, source};
+use wikantik_index_builder::publish::{publish, BuildObjects, PublishOptions, PublishReport};
+use wikantik_index_builder::s3::S3Settings;
+use wikantik_index_builder::{output, source, store};
 
 #[derive(Parser)]
 #[command(name = "index-builder", version, about = "Compile a Markdown wiki into Wikantik shards and publish them")]
@@ -54,6 +56,39 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         min_mrr: f64,
     },
+    /// Publish a built index directory to a bucket or another directory.
+    ///
+    /// Reads INDEX_DIR's current build (current.json → manifest → shards), verifies every
+    /// object's SHA-256, uploads only the objects the target lacks, then the manifest, then the
+    /// build history, then swaps the target's current.json (the last write), then removes
+    /// objects no kept build references. Re-running an interrupted publish completes it.
+    ///
+    /// S3 settings come from the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+    /// (required), AWS_SESSION_TOKEN, AWS_REGION or AWS_DEFAULT_REGION (default us-east-1;
+    /// R2: auto), AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (or --endpoint) for R2, MinIO and
+    /// other S3-compatible servers. Requests use path-style addressing.
+    Publish {
+        /// A directory written by `index-builder build --out`.
+        index_dir: PathBuf,
+        /// Where to publish: s3://bucket[/prefix] or file://DIR.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// S3 endpoint URL (e.g. https://<account>.r2.cloudflarestorage.com); overrides AWS_ENDPOINT_URL.
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+        /// How many builds to keep at the target (older ones are garbage-collected).
+        #[arg(long, default_value_t = 5)]
+        keep_builds: usize,
+        /// Uploads in flight at once.
+        #[arg(long, default_value_t = 8)]
+        concurrency: usize,
+        /// Print the plan (uploads, pointer change, removals) without writing anything.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print only errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -62,6 +97,9 @@ fn main() -> ExitCode {
         Command::Build { wiki, out, keep_builds, lenient, quiet } => build(&wiki, &out, keep_builds, lenient, quiet),
         Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr } => {
             evaluate(&wiki, &queries, Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr })
+        }
+        Command::Publish { index_dir, to, endpoint, keep_builds, concurrency, dry_run, quiet } => {
+            run_publish(&index_dir, &to, endpoint, keep_builds, concurrency, dry_run, quiet)
         }
     };
     match result {
@@ -175,6 +213,71 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors) -
         }
     }
     Ok(())
+}
+
+fn run_publish(
+    index_dir: &std::path::Path,
+    to: &str,
+    endpoint: Option<String>,
+    keep_builds: usize,
+    concurrency: usize,
+    dry_run: bool,
+    quiet: bool,
+) -> Result<()> {
+    let started = Instant::now();
+    // Open the target first so a bad URL or missing credentials fail before any reading.
+    let target = store::open(to, &S3Settings::from_env(endpoint))?;
+    let build = BuildObjects::load_local(index_dir)?;
+    let options = PublishOptions {
+        keep_builds,
+        concurrency,
+        dry_run,
+        fail_after_uploads: PublishOptions::fail_after_from_env()?,
+    };
+    let report = publish(target.as_ref(), &build, &options)?;
+    if !quiet {
+        print_publish_report(&report, index_dir, started.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+fn print_publish_report(r: &PublishReport, index_dir: &std::path::Path, seconds: f64) {
+    let (verb, upload, remove) = if r.dry_run { ("Plan (dry run, nothing written):", "to upload", "to remove") } else { ("Published", "uploaded", "removed") };
+    println!("{verb} build {} from {} to {}", r.build_id, index_dir.display(), r.target);
+    println!(
+        "  objects    {} {upload}, {} already present  ({} {upload} of {} in all)",
+        r.uploaded.len(),
+        r.skipped,
+        human_bytes(r.bytes_uploaded),
+        human_bytes(r.total_bytes)
+    );
+    if r.dry_run {
+        for name in &r.uploaded {
+            println!("    + {name}");
+        }
+    }
+    println!("  manifest   {}  ({})", r.manifest_name, if r.manifest_uploaded { upload } else { "already present" });
+    let old = r.previous_build_id.as_deref().unwrap_or("(none)");
+    if r.pointer_written {
+        println!("  pointer    current.json {old} -> {}{}", r.build_id, if r.dry_run { "  (would swap)" } else { "" });
+    } else {
+        println!("  pointer    current.json unchanged (already {})", r.build_id);
+    }
+    println!("  builds     {} kept", r.builds_kept.len());
+    match &r.gc_skipped {
+        Some(reason) => println!("  gc         nothing removed: {reason}"),
+        None => {
+            println!("  gc         {} old objects {remove}", r.removed.len());
+            if r.dry_run {
+                for name in &r.removed {
+                    println!("    - {name}");
+                }
+            }
+        }
+    }
+    if !r.dry_run {
+        println!("  time       {seconds:.1} s");
+    }
 }
 
 fn human_bytes(n: u64) -> String {
