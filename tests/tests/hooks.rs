@@ -638,3 +638,30 @@ fn the_scripts_are_executable_and_posix() {
         }
     }
 }
+
+#[test]
+fn the_key_minting_recipe_in_the_instructions_works() {
+    let readme = std::fs::read_to_string(repo_root().join("clients/instructions/README.md")).unwrap();
+    let start = readme.find("```bash\n").expect("a bash block") + "```bash\n".len();
+    let recipe = &readme[start..start + readme[start..].find("```").unwrap()];
+    if Command::new("sha256sum").arg("--version").output().is_err() {
+        eprintln!("SKIP: sha256sum is not installed; the key-minting recipe is not checked");
+        return;
+    }
+    let out = Command::new("sh").arg("-c").arg(recipe).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let field = |label: &str| text.lines().find_map(|l| l.strip_prefix(label)).unwrap().trim().to_string();
+    let key = field("give to the user:");
+    let line = field("add to the key ring:");
+    assert!(wikantik::auth::is_well_formed_key(&key), "{key}");
+    let ring = KeyRing::parse(&line).unwrap();
+    match ring.authenticate(Some(&format!("Bearer {key}"))) {
+        wikantik::auth::AuthOutcome::Key { scopes, principals, label } => {
+            assert_eq!(scopes, vec![Scope::McpRead]);
+            assert_eq!(principals, vec!["Alice".to_string()]);
+            assert_eq!(label.as_deref(), Some("alice-laptop"));
+        }
+        _ => panic!("the minted key does not authenticate against its own line"),
+    }
+}
