@@ -665,3 +665,42 @@ fn the_key_minting_recipe_in_the_instructions_works() {
         _ => panic!("the minted key does not authenticate against its own line"),
     }
 }
+
+#[test]
+fn the_skill_has_valid_frontmatter_and_the_whole_protocol() {
+    let text = std::fs::read_to_string(repo_root().join("clients/skills/wiki-context/SKILL.md")).unwrap();
+    let rest = text.strip_prefix("---\n").expect("frontmatter first");
+    let end = rest.find("\n---\n").expect("frontmatter closed");
+    let mut fields = BTreeMap::new();
+    for line in rest[..end].lines() {
+        let (k, v) = line.split_once(':').expect("simple `key: value` lines");
+        assert!(fields.insert(k.trim().to_string(), v.trim().to_string()).is_none(), "duplicate {k}");
+    }
+    assert_eq!(fields.keys().collect::<Vec<_>>(), vec!["description", "name"]);
+    let name = &fields["name"];
+    assert_eq!(name, "wiki-context", "the name matches the directory");
+    assert!(name.len() <= 64 && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'));
+    let description = &fields["description"];
+    assert!(!description.is_empty() && description.len() <= 1024 && !description.contains('<') && !description.contains('>'));
+    let body = &rest[end..];
+    for must in [
+        "get_briefing", "assemble_bundle", "coverage.confidence", "`strong`", "`partial`", "`weak`", "`unknown`",
+        "retrieve_context", "read_pages", "at most 20", "traverse", "query_nodes", "sparql_query", "slug @ version",
+        "Never claim grounding without a retrieved section", "MCP only", "exactly once",
+    ] {
+        assert!(body.contains(must), "SKILL.md lacks {must:?}");
+    }
+    // The ladder is in order.
+    let at = |s: &str| body.find(&format!("**`{s}`**")).unwrap_or_else(|| panic!("ladder step {s}"));
+    assert!(at("retrieve_context") < at("read_pages") && at("read_pages") < at("sparql_query"));
+}
+
+#[test]
+fn the_instruction_snippets_name_the_tool_the_scope_and_the_endpoint() {
+    for file in ["AGENTS.md", "CLAUDE.md"] {
+        let text = std::fs::read_to_string(repo_root().join("clients/instructions").join(file)).unwrap();
+        for must in ["get_briefing", "mcp_read", "/knowledge-mcp", "Authorization: Bearer", "once", "assemble_bundle", "wikantik-briefing:start", "wikantik-briefing:end"] {
+            assert!(text.contains(must), "{file} lacks {must:?}");
+        }
+    }
+}
