@@ -156,6 +156,13 @@ struct Run {
 
 impl Env {
     fn new(name: &str) -> Env {
+        static TOOLS: OnceLock<()> = OnceLock::new();
+        TOOLS.get_or_init(|| {
+            for tool in ["sh", "awk", "sed", "curl"] {
+                let found = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().map(|o| o.status.success()).unwrap_or(false);
+                assert!(found, "the hook tests need `{tool}` on PATH (the hooks themselves need sh, awk, sed and curl)");
+            }
+        });
         let home = scratch(&format!("hooks-{name}"));
         let mut vars = BTreeMap::new();
         vars.insert("PATH".into(), std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()));
