@@ -17,9 +17,9 @@ if ! command -v shellcheck >/dev/null 2>&1; then
   fi
   if command -v apt-get >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
-    if ! "${sudo[@]}" apt-get install -y -qq shellcheck >/dev/null 2>&1; then
-      "${sudo[@]}" apt-get update -qq >/dev/null
-      "${sudo[@]}" apt-get install -y -qq shellcheck >/dev/null
+    if ! ${sudo[@]+"${sudo[@]}"} apt-get install -y -qq shellcheck >/dev/null 2>&1; then
+      ${sudo[@]+"${sudo[@]}"} apt-get update -qq >/dev/null
+      ${sudo[@]+"${sudo[@]}"} apt-get install -y -qq shellcheck >/dev/null
     fi
   else
     echo "error: shellcheck is missing and there is no apt-get here (install the shellcheck package)" >&2
