@@ -11,6 +11,12 @@ rustup target add wasm32-unknown-unknown wasm32-wasip2 >/dev/null
 echo "== native tests (all crates)"
 cargo test --workspace --locked
 
+echo "== publish tests against a local S3-compatible server (moto)"
+scripts/s3-tests.sh
+
+echo "== shell scripts (shellcheck; installed from the OS packages if missing)"
+scripts/lint-shell.sh
+
 echo "== the core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
 cargo build --locked -p wikantik --target wasm32-unknown-unknown
 cargo build --locked -p wikantik --target wasm32-wasip2
