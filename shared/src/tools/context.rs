@@ -65,9 +65,12 @@ const MAX_RELATED: usize = 5;
 /// Shared tags named in a reason before `(+N more)`.
 const TAGS_IN_REASON: usize = 3;
 
+/// Each page's scored sections, best first, by page key.
+type SectionsByPage = BTreeMap<u32, Vec<(SectionKey, f64)>>;
+
 /// Per page (by key): its sections' scores best first, and the page score (the sum of its best
 /// `top` sections), pages best first.
-fn aggregate(sections: &[(SectionKey, f64)], top: usize) -> (BTreeMap<u32, Vec<(SectionKey, f64)>>, Vec<(u32, f64)>) {
+fn aggregate(sections: &[(SectionKey, f64)], top: usize) -> (SectionsByPage, Vec<(u32, f64)>) {
     let mut by_page: BTreeMap<u32, Vec<(SectionKey, f64)>> = BTreeMap::new();
     for &(key, score) in sections {
         by_page.entry(key.page_key()).or_default().push((key, score));
@@ -94,6 +97,29 @@ fn matched_terms(analyzer: &Analyzer, query: &str, text: &str) -> Vec<String> {
         })
         .filter(|word| seen.insert(word.clone()))
         .collect()
+}
+
+/// Pages best first, and per page its sections in the order that picks its chunks.
+struct Ranking {
+    pages: Vec<(u32, f64)>,
+    chunks: SectionsByPage,
+}
+
+/// Steps 2–3 of the module docs over ACL-clean section lists. A page's chunks are its dense
+/// sections by cosine when it has any, else its BM25 sections by score.
+fn rank_pages(lexical: &[(SectionKey, f64)], dense: Option<&[(SectionKey, f64)]>) -> crate::error::Result<Ranking> {
+    let (lexical_sections, lexical_pages) = aggregate(lexical, BM25_SECTIONS_PER_PAGE);
+    let Some((dense_sections, dense_pages)) = dense.filter(|d| !d.is_empty()).map(|d| aggregate(d, DENSE_SECTIONS_PER_PAGE)) else {
+        return Ok(Ranking { pages: lexical_pages, chunks: lexical_sections });
+    };
+    let bm25_keys: Vec<u32> = lexical_pages.iter().map(|p| p.0).collect();
+    let dense_keys: Vec<u32> = dense_pages.iter().map(|p| p.0).collect();
+    let mut pages = fuse(&[(&bm25_keys, BM25_WEIGHT), (&dense_keys, DENSE_WEIGHT)], RRF_K, RRF_TRUNCATE)?;
+    let present: BTreeSet<u32> = pages.iter().map(|f| f.0).collect();
+    pages.extend(bm25_keys.iter().filter(|k| !present.contains(k)).map(|&k| (k, 0.0)));
+    let mut chunks = lexical_sections;
+    chunks.extend(dense_sections);
+    Ok(Ranking { pages, chunks })
 }
 
 /// Up to five viewable pages related to `page`: linked either way (2 points per direction)
@@ -182,19 +208,7 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
         .map(|hits| hits.into_iter().filter(|(k, _)| record(k.page_key()).is_some()).map(|(k, c)| (k, f64::from(c))).collect());
 
     // 2–3. Per-page aggregation, then fusion when dense ran.
-    let (lexical_sections, lexical_pages) = aggregate(&lexical, BM25_SECTIONS_PER_PAGE);
-    let dense_agg = dense.as_deref().filter(|d| !d.is_empty()).map(|d| aggregate(d, DENSE_SECTIONS_PER_PAGE));
-    let ranked: Vec<(u32, f64)> = match &dense_agg {
-        None => lexical_pages.clone(),
-        Some((_, dense_pages)) => {
-            let bm25_keys: Vec<u32> = lexical_pages.iter().map(|p| p.0).collect();
-            let dense_keys: Vec<u32> = dense_pages.iter().map(|p| p.0).collect();
-            let mut fused = fuse(&[(&bm25_keys, BM25_WEIGHT), (&dense_keys, DENSE_WEIGHT)], RRF_K, RRF_TRUNCATE).map_err(tool_error)?;
-            let present: BTreeSet<u32> = fused.iter().map(|f| f.0).collect();
-            fused.extend(bm25_keys.iter().filter(|k| !present.contains(k)).map(|&k| (k, 0.0)));
-            fused
-        }
-    };
+    let Ranking { pages: ranked, chunks } = rank_pages(&lexical, dense.as_deref()).map_err(tool_error)?;
     let total_matched = ranked.len();
     let chosen: Vec<(&PageRecord, f64)> = ranked
         .iter()
@@ -204,10 +218,9 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
         .collect();
 
     // Chunks: each chosen page's best sections from the list that ranks chunks.
-    let chunk_source = dense_agg.as_ref().map(|(sections, _)| sections).unwrap_or(&lexical_sections);
     let wanted: Vec<ScoredSection> = chosen
         .iter()
-        .flat_map(|(p, _)| chunk_source.get(&p.key).into_iter().flatten().take(chunks_per_page as usize))
+        .flat_map(|(p, _)| chunks.get(&p.key).into_iter().flatten().take(chunks_per_page as usize))
         .map(|&(key, score)| ScoredSection { key, score: score as f32 })
         .collect();
     let hits = hydrate(reader, &wanted).await.map_err(tool_error)?;
@@ -236,4 +249,49 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
     let total_matched = total_matched.max(pages.len());
     let pages = serde_json::to_value(&pages).map_err(|e| e.to_string())?;
     Ok(ToolOutcome::Json(json!({ "query": query, "pages": pages, "totalMatched": total_matched })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(page: u32, chunk: u32) -> SectionKey {
+        SectionKey::new(page, chunk)
+    }
+
+    #[test]
+    fn lexical_pages_score_by_their_best_section() {
+        let lexical = [(key(1, 0), 3.0), (key(1, 1), 2.5), (key(2, 0), 4.0), (key(1, 2), 2.0)];
+        let r = rank_pages(&lexical, None).expect("rank");
+        assert_eq!(r.pages, vec![(2, 4.0), (1, 3.0)]);
+        assert_eq!(r.chunks[&1].iter().map(|c| c.0).collect::<Vec<_>>(), vec![key(1, 0), key(1, 1), key(1, 2)]);
+    }
+
+    #[test]
+    fn dense_pages_sum_three_and_fuse_with_rrf() {
+        // Page 1 leads BM25; page 3 leads dense (three good sections) and only dense has it.
+        let lexical = [(key(1, 0), 5.0), (key(2, 0), 4.0)];
+        let dense = [(key(3, 0), 0.6), (key(3, 1), 0.6), (key(3, 2), 0.6), (key(3, 3), 0.9), (key(2, 1), 0.7), (key(1, 1), 0.2)];
+        let r = rank_pages(&lexical, Some(&dense)).expect("rank");
+        let order: Vec<u32> = r.pages.iter().map(|p| p.0).collect();
+        // Dense sums: page 3 = 0.9 + 0.6 + 0.6, page 2 = 0.7, page 1 = 0.2.
+        // RRF (k 60): page 2 = 1/62 + 1.5/62; page 3 = 1.5/61; page 1 = 1/61 + 1.5/63.
+        assert_eq!(order, vec![2, 1, 3]);
+        // Chunks come from the dense side where a page has dense sections.
+        assert_eq!(r.chunks[&3][0].0, key(3, 3));
+        assert_eq!(r.chunks[&2][0].0, key(2, 1));
+        // No dense sections at all: lexical ranking unchanged.
+        assert_eq!(rank_pages(&lexical, Some(&[])).expect("rank").pages, vec![(1, 5.0), (2, 4.0)]);
+    }
+
+    #[test]
+    fn bm25_pages_beyond_the_fusion_cut_follow_at_the_tail() {
+        let lexical: Vec<(SectionKey, f64)> = (0..25).map(|p| (key(p, 0), 100.0 - f64::from(p))).collect();
+        let dense = [(key(0, 0), 0.5)];
+        let r = rank_pages(&lexical, Some(&dense)).expect("rank");
+        assert_eq!(r.pages.len(), 25);
+        assert_eq!(r.pages[0].0, 0);
+        assert!(r.pages[20..].iter().all(|p| p.1 == 0.0));
+        assert_eq!(r.pages[24].0, 24);
+    }
 }
