@@ -160,9 +160,15 @@ fn confidence(frontmatter: &Map<String, Value>, verified_at: Option<i64>, now: i
     }
 }
 
-/// At most `MAX_FACT_CHARS` characters, cut on a character boundary.
+/// At most `MAX_FACT_CHARS` characters: a longer text is cut at the last word boundary that
+/// leaves room for an ellipsis.
 fn clip(text: &str) -> String {
-    text.chars().take(MAX_FACT_CHARS).collect()
+    if text.chars().count() <= MAX_FACT_CHARS {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(MAX_FACT_CHARS - 1).collect();
+    let cut = head.rfind(char::is_whitespace).filter(|&at| at > 0).unwrap_or(head.len());
+    format!("{}…", head.get(..cut).unwrap_or(&head).trim_end())
 }
 
 /// A fence opener/closer: three or more backticks or tildes after up to three spaces.
@@ -251,18 +257,28 @@ fn plain_inline(line: &str) -> String {
 fn body_sentences(body: &str, wanted: usize) -> Vec<String> {
     let mut paragraphs: Vec<String> = Vec::new();
     let mut current = String::new();
+    // Inside a list, indented lines continue the item: they are not prose either.
+    let mut in_list = false;
     for line in prose_lines(body) {
         let t = line.trim();
+        let indented = line.starts_with([' ', '\t']);
+        let list_item = t.starts_with("- ")
+            || t.starts_with("* ")
+            || t.starts_with("+ ")
+            || t.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if list_item {
+            in_list = true;
+        } else if !t.is_empty() && !indented {
+            in_list = false;
+        }
         let is_prose = !(t.is_empty()
+            || list_item
+            || (in_list && indented)
             || t.starts_with('#')
             || t.starts_with('|')
             || t.starts_with('<')
             || t.starts_with('>')
             || t.starts_with("[{")
-            || t.starts_with("- ")
-            || t.starts_with("* ")
-            || t.starts_with("+ ")
-            || t.split_once(". ").is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
             || line.starts_with("    ")
             || line.starts_with('\t'));
         if is_prose {
@@ -504,6 +520,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn long_facts_are_clipped_on_a_word_boundary() {
+        let long = "word ".repeat(100);
+        let clipped = clip(long.trim());
+        assert!(clipped.chars().count() <= MAX_FACT_CHARS && clipped.ends_with("word…"), "{clipped}");
+        assert_eq!(clip("short fact."), "short fact.");
+    }
+
+    #[test]
     fn outline_skips_fenced_code_and_level_one() {
         let body = "# Title\n\n## One ##\n```\n## not a heading\n```\n### Two\n####### seven\n#nospace\n";
         let outline: Vec<(usize, String)> = headings_outline(body).into_iter().map(|h| (h.level, h.text)).collect();
@@ -512,7 +536,7 @@ mod tests {
 
     #[test]
     fn body_sentences_are_plain_prose() {
-        let body = "[{ALLOW view All}]()\n# T\n\nThe [index builder](IndexBuilder) writes **shards**. It uses `cbor`.\n\n- a list\n\nThird one here! Fourth.";
+        let body = "[{ALLOW view All}]()\n# T\n\nThe [index builder](IndexBuilder) writes **shards**. It uses `cbor`.\n\n- a list\n  continued.\n\nThird one here! Fourth.";
         assert_eq!(body_sentences(body, 3), vec!["The index builder writes shards.", "It uses cbor.", "Third one here!"]);
     }
 }
