@@ -569,15 +569,25 @@ fn get_page_for_agent_projects_a_page() {
     let runbooks_hub = ok(Who::Outsider, "get_page_for_agent", json!({ "canonical_id": "01KXNVKB8HSAVYR783GRKXNGJK" }));
     assert!(!runbooks_hub.to_string().contains(ROTATE_ID));
 
-    // An untitled, summary-less page is degraded and says why.
-    let q_and_a = ok(Who::Anonymous, "list_pages_by_filter", json!({ "tag": [] }))["pages"]
-        .as_array()
-        .and_then(|p| p.iter().find(|d| d["slug"] == "Onboarding").cloned())
-        .expect("Onboarding");
-    let onboarding = ok(Who::Anonymous, "get_page_for_agent", json!({ "canonical_id": q_and_a["canonicalId"] }));
-    assert_eq!(onboarding["degraded"], true);
-    assert_eq!(onboarding["missing_fields"], json!(["summary", "canonical_id"]));
+    // Pages lacking agent-relevant fields are degraded and say which.
+    let all = ok(Who::Anonymous, "list_pages_by_filter", json!({}));
+    let id_of = |slug: &str| {
+        all["pages"].as_array().and_then(|p| p.iter().find(|d| d["slug"] == slug)).map(|d| d["canonicalId"].clone()).expect("page")
+    };
+    let onboarding = ok(Who::Anonymous, "get_page_for_agent", json!({ "canonical_id": id_of("Onboarding") }));
+    assert_eq!((onboarding["degraded"].clone(), onboarding["missing_fields"].clone()), (json!(true), json!(["summary", "canonical_id"])));
     assert_eq!(onboarding["summary"], Value::Null);
+    let q_and_a = ok(Who::Anonymous, "get_page_for_agent", json!({ "canonical_id": id_of("Q&A") }));
+    assert_eq!(q_and_a["missing_fields"], json!(["title", "canonical_id"]));
+    assert_eq!((q_and_a["title"].clone(), q_and_a["full_body_url"].clone()), (json!("Q&A"), json!("/api/pages/Q%26A")));
+    // The HTML page: its <title> counts, but it has no type, cluster or hints.
+    let legacy = ok(Who::Anonymous, "get_page_for_agent", json!({ "canonical_id": id_of("LegacyExport") }));
+    assert_eq!(legacy["missing_fields"], json!(["type", "summary", "cluster", "canonical_id"]));
+    assert_eq!((legacy["type"].clone(), legacy["cluster"].clone(), legacy["agent_hints"].clone()), (Value::Null, Value::Null, Value::Null));
+    assert_eq!(legacy["headings_outline"][0], json!({ "level": 2, "text": "Prerequisites" }));
+    let facts = legacy["key_facts"].to_string();
+    assert!(!facts.contains('<') && !facts.contains("window.analytics"), "{facts}");
+    assert!(facts.contains("This guide was exported from the previous documentation site."), "{facts}");
 
     for who in EVERYONE_ELSE {
         for id in RESTRICTED_IDS {

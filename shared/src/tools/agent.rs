@@ -21,6 +21,8 @@
 //!   at most 5, viewable pages only and counting only viewable referrers.
 //! - `summary`: a hub without one gets a synthesized summary naming its viewable members
 //!   (`summary_synthesized: true`).
+//! - `headings_outline`: ATX headings of levels 2–6 outside fenced code; for an exported HTML
+//!   page, the headings its sections were chunked under.
 //! - `missing_fields`: which of `title`, `type`, `summary`, `cluster`, `canonical_id` the page
 //!   lacks (a derived canonical id counts as missing); `degraded` is true when any is.
 //! - `stale_citations`: the page's own non-current outbound citations, graded as the caller
@@ -229,6 +231,25 @@ fn headings_outline(body: &str) -> Vec<Heading> {
         .collect()
 }
 
+/// The outline of a page whose text is not Markdown (an exported `.html` page), read off its
+/// sections' heading paths: each new path prefix below the title is a heading at its depth.
+fn outline_from_sections(sections: &[crate::compile::SectionRecord]) -> Vec<Heading> {
+    let mut seen: BTreeSet<&[String]> = BTreeSet::new();
+    let mut out = Vec::new();
+    for section in sections {
+        for depth in 2..=section.heading_path.len().min(6) {
+            let Some(prefix) = section.heading_path.get(..depth) else { continue };
+            if seen.insert(prefix) {
+                if let Some(text) = prefix.last().and_then(|t| non_empty(t)) {
+                    out.push(Heading { level: depth, text });
+                }
+            }
+        }
+    }
+    out.truncate(MAX_HEADINGS);
+    out
+}
+
 /// Inline Markdown reduced to its text: `[text](dest)` and `[Page]()` → the bracket text,
 /// code-span backticks and emphasis markers dropped.
 fn plain_inline(line: &str) -> String {
@@ -253,7 +274,8 @@ fn plain_inline(line: &str) -> String {
     out.replace("**", "").replace("__", "").replace('`', "")
 }
 
-/// The first sentences of the body's paragraphs.
+/// The first sentences of the body's paragraphs (text up to `.`, `!` or `?` before a space or
+/// the paragraph's end).
 fn body_sentences(body: &str, wanted: usize) -> Vec<String> {
     let mut paragraphs: Vec<String> = Vec::new();
     let mut current = String::new();
@@ -307,9 +329,8 @@ fn body_sentences(body: &str, wanted: usize) -> Vec<String> {
                 start = end;
             }
         }
-        if let Some(s) = paragraph.get(start..).map(str::trim).filter(|s| !s.is_empty()) {
-            sentences.push(s.to_string());
-        }
+        // A trailing fragment without terminal punctuation (a label, a navigation bar, an intro
+        // ending in a colon) is not a fact.
         if sentences.len() >= wanted {
             break;
         }
@@ -455,7 +476,8 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
     });
 
     let mut missing_fields = Vec::new();
-    if frontmatter.get("title").and_then(Value::as_str).and_then(non_empty).is_none() {
+    // A title taken from an HTML page's <title> counts; the slug fallback does not.
+    if frontmatter.get("title").and_then(Value::as_str).and_then(non_empty).is_none() && (page.title.is_empty() || page.title == page.slug) {
         missing_fields.push("title".to_string());
     }
     if page.page_type.as_deref().and_then(non_empty).is_none() {
@@ -487,6 +509,15 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
         })
         .collect();
 
+    // An exported HTML page is read through its sections (its text already reduced to prose).
+    let (headings_outline, key_facts) = if page.source.to_ascii_lowercase().ends_with(".html") {
+        let sections = reader.sections(page.partition).await.map_err(tool_error)?;
+        let records = sections.page(page.key).map(|p| p.sections.as_slice()).unwrap_or_default();
+        let prose: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+        (outline_from_sections(records), key_facts(frontmatter, &prose.join("\n\n")))
+    } else {
+        (headings_outline(body), key_facts(frontmatter, body))
+    };
     let projection = AgentPage {
         canonical_id: page.canonical_id.clone(),
         slug: page.slug.clone(),
@@ -499,8 +530,8 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
         verified_by: scalar(frontmatter, "verified_by"),
         updated: iso_instant(page.updated),
         summary,
-        key_facts: key_facts(frontmatter, body),
-        headings_outline: headings_outline(body),
+        key_facts,
+        headings_outline,
         recent_changes: Vec::new(),
         mcp_tool_hints,
         runbook: runbook(frontmatter, page),
