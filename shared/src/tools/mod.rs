@@ -1,8 +1,20 @@
 //! The Knowledge MCP tools over an index: the [`ToolHost`] that maps each of the 21 tools of
 //! [`crate::mcp::catalog`] onto the core's services. Every tool passes the ACL gate
 //! (CONTRACT §3.5): it sees only pages the caller may view.
+//!
+//! One module per group of REFERENCE §3.2: [`retrieval`] (bundle, briefing), [`context`]
+//! (`retrieve_context`), [`pages`] (`get_page`, `list_pages`, `list_metadata_values`,
+//! `read_pages`), [`spine`] (`list_clusters`, `list_tags`, `list_pages_by_filter`,
+//! `get_page_by_id`), [`agent`] (`get_page_for_agent`) and [`citations`]
+//! (`list_stale_citations`); [`common`] holds the shared page shapes, filters and dates.
 
+mod agent;
+mod citations;
+mod common;
+mod context;
+mod pages;
 mod retrieval;
+mod spine;
 
 use serde_json::Value;
 
@@ -28,6 +40,17 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
         let outcome = match name {
             "assemble_bundle" => retrieval::assemble_bundle(self, args, caller).await,
             "get_briefing" => retrieval::get_briefing(self, args, caller).await,
+            "retrieve_context" => context::retrieve_context(self, args, caller).await,
+            "get_page" => pages::get_page(self, args, caller).await,
+            "list_pages" => pages::list_pages(self, args, caller).await,
+            "list_metadata_values" => pages::list_metadata_values(self, args, caller).await,
+            "read_pages" => pages::read_pages(self, args, caller).await,
+            "list_clusters" => spine::list_clusters(self, args, caller).await,
+            "list_tags" => spine::list_tags(self, args, caller).await,
+            "list_pages_by_filter" => spine::list_pages_by_filter(self, args, caller).await,
+            "get_page_by_id" => spine::get_page_by_id(self, args, caller).await,
+            "get_page_for_agent" => agent::get_page_for_agent(self, args, caller).await,
+            "list_stale_citations" => citations::list_stale_citations(self, args, caller).await,
             other => Err(format!("{other} is not available in this build")),
         };
         outcome.unwrap_or_else(ToolOutcome::error)
