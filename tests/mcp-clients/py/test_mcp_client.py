@@ -217,6 +217,19 @@ async def test_schema_invalid_call_is_a_tool_error(era, tool, args):
 
 
 @pytest.mark.parametrize("era", ERAS)
+async def test_assemble_bundle_honours_k_and_budget(era):
+    query = TOOLS["assemble_bundle"]["args"]["query"]
+    async with session(READ_KEY, era) as (s, _):
+        await connect(s, era)
+        three = (await s.call_tool("assemble_bundle", {"query": query, "k": 3})).structured_content
+        assert len(three["sections"]) == 3 and three["coverage"]["sectionCount"] == 3
+        budgeted = (await s.call_tool("assemble_bundle", {"query": query, "budget": 200})).structured_content
+        tokens = sum(-(-len(x["text"].encode("utf-16-le")) // 8) for x in budgeted["sections"])
+        assert tokens <= 200, f"budget 200 but the sections hold {tokens} tokens"
+        assert len(budgeted["sections"]) < 12
+
+
+@pytest.mark.parametrize("era", ERAS)
 async def test_unknown_tool_is_a_protocol_error(era):
     async with session(READ_KEY, era) as (s, _):
         await connect(s, era)

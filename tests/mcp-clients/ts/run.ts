@@ -202,6 +202,17 @@ for (const [tool, args] of INVALID_CALLS) {
   });
 }
 
+test('sdk v2 (2026-07-28): assemble_bundle honours the advertised k and budget', async () => {
+  const query = toolCases.assemble_bundle.args.query;
+  const three: any = (await v2c().callTool({ name: 'assemble_bundle', arguments: { query, k: 3 } })).structuredContent;
+  assert.equal(three.sections.length, 3);
+  assert.equal(three.coverage.sectionCount, 3);
+  const budgeted: any = (await v2c().callTool({ name: 'assemble_bundle', arguments: { query, budget: 200 } })).structuredContent;
+  const tokens = budgeted.sections.reduce((n: number, s: any) => n + Math.ceil(s.text.length / 4), 0);
+  assert.ok(tokens <= 200, `budget 200 but the sections hold ${tokens} tokens`);
+  assert.ok(budgeted.sections.length < 12, 'a 200-token budget keeps fewer than the default 12 sections');
+});
+
 test('sdk v2: no key → 401 surfaced as a connect error', async () => {
   await expectRejectsWithStatus('connect without a key', connectV2(null), 401);
 });
