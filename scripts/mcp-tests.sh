@@ -16,6 +16,8 @@
 # conformance suite needs) and a venv under .cache/mcp-venv with tests/mcp-clients/py/requirements.txt.
 #
 # Usage: scripts/mcp-tests.sh [ts|py|conformance ...]   (default: all three)
+# Env: MCP_TESTS_PROFILE=debug builds the host in the dev profile (reuses `cargo test`'s artifacts,
+#      e.g. in scripts/test-all.sh); default release. CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,9 +31,15 @@ started=$(date +%s)
 log() { printf '== %s\n' "$*"; }
 
 # ---------------------------------------------------------------------------------------------
-log "build: index-builder and the native host (release)"
-cargo build --release --locked -p wikantik-index-builder -p wikantik-native
-bin=$target/release
+case ${MCP_TESTS_PROFILE:-release} in
+  release) log "build: index-builder and the native host (release)"
+           cargo build --release --locked -p wikantik-index-builder -p wikantik-native
+           bin=$target/release ;;
+  debug)   log "build: index-builder and the native host (dev profile)"
+           cargo build --locked -p wikantik-index-builder -p wikantik-native
+           bin=$target/debug ;;
+  *)       echo "MCP_TESTS_PROFILE must be release or debug"; exit 2 ;;
+esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/wikantik-mcp-tests.XXXXXX")
 pids=()
