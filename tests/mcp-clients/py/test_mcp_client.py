@@ -59,6 +59,7 @@ INVALID_CALLS = [
 def test_environment():
     assert URL and READ_KEY and TOOLS_KEY, "run through scripts/mcp-tests.sh (MCP_URL, MCP_READ_KEY, MCP_TOOLS_KEY)"
     assert EXPECTED_FAILURES <= set(TOOLS), f"unknown tools in expected-failures.txt: {EXPECTED_FAILURES - set(TOOLS)}"
+    assert list(TOOLS) == CATALOG, "tool-cases.json must hold one case per catalog tool, in catalog order"
 
 
 @asynccontextmanager
@@ -108,7 +109,11 @@ async def test_list_tools(era):
     async with session(READ_KEY, era) as (s, _):
         await connect(s, era)
         result = await s.list_tools()
-        assert [t.name for t in result.tools] == CATALOG
+        # The catalog, or a subsequence of it in catalog order (a host may leave out groups whose
+        # shards an index lacks), always with the two primary tools.
+        names = [t.name for t in result.tools]
+        assert names == [n for n in CATALOG if n in names], names
+        assert {"assemble_bundle", "get_briefing"} <= set(names)
         for t in result.tools:
             a = t.annotations
             assert a is not None, t.name

@@ -61,6 +61,10 @@ export const CATALOG = [
   'traverse', 'search_knowledge', 'find_similar', 'get_ontology', 'sparql_query',
 ];
 
+if (JSON.stringify(Object.keys(toolCases)) !== JSON.stringify(CATALOG)) {
+  throw new Error('tool-cases.json must hold one case per catalog tool, in catalog order');
+}
+
 function typeOf(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';

@@ -57,7 +57,12 @@ async function expectRejectsWithStatus(what: string, p: Promise<unknown>, status
 }
 
 function checkToolList(tools: any[], { titles }: { titles: boolean }): void {
-  assert.deepEqual(tools.map((t) => t.name), CATALOG, 'tools/list names and order');
+  // The host may leave out groups whose shards an index lacks (ToolHost docs), so the list must
+  // be the catalog or a subsequence of it, in catalog order, always with the two primary tools.
+  const names = tools.map((t) => t.name);
+  assert.deepEqual(names, CATALOG.filter((n) => names.includes(n)), `tools/list names and order: ${names.join(', ')}`);
+  assert.ok(names.includes('assemble_bundle') && names.includes('get_briefing'), 'the primary tools are listed');
+  if (names.length !== CATALOG.length) console.log(`         note: the server lists ${names.length} of the ${CATALOG.length} catalog tools`);
   for (const t of tools) {
     assert.equal(t.inputSchema?.type, 'object', `${t.name}: inputSchema.type`);
     assert.equal(typeof t.description, 'string');
