@@ -23,7 +23,8 @@
 //!   (plain, or `=?base64?…?=`) must equal `params.name`; violations are HTTP 400 with
 //!   `HeaderMismatch` (-32020) or `Invalid params` (-32602). An unknown version is HTTP 400
 //!   `UnsupportedProtocolVersion` (-32022) with `data.supported`/`data.requested`; an unknown
-//!   method is HTTP 404 with -32601. `server/discover` answers supported versions, capabilities,
+//!   method, including those the revision removed (`initialize`, `ping`, `logging/setLevel`),
+//!   is HTTP 404 with -32601. `server/discover` answers supported versions, capabilities,
 //!   identity and instructions; every result carries `resultType: "complete"` and
 //!   `_meta["io.modelcontextprotocol/serverInfo"]`; `server/discover` and `tools/list` carry
 //!   `ttlMs` and `cacheScope: "public"` (the tool list is the same for every caller).

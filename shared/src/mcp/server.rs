@@ -237,7 +237,8 @@ impl<H: ToolHost> Server<'_, H> {
     /// A single (non-batched) request: `initialize` first (it precedes any version), then the version of this
     /// request, the standard-header checks, and dispatch.
     async fn request(&self, id: &Value, method: &str, params: Option<Map<String, Value>>) -> Answer {
-        if method == "initialize" {
+        // A modern request has no handshake: its `initialize` is a removed method (404 below).
+        if method == "initialize" && !self.declares_modern(params.as_ref()) {
             return self.initialize(id, params.as_ref());
         }
         let version = match self.request_version(params.as_ref()) {
@@ -248,6 +249,15 @@ impl<H: ToolHost> Server<'_, H> {
             return Answer::err(400, Some(id), &error);
         }
         self.dispatch(version, id, method, params).await
+    }
+
+    /// True if the request says it speaks 2026-07-28 or later: `_meta` carries a protocol version,
+    /// or the `MCP-Protocol-Version` header names a modern revision. Such an `initialize` is not
+    /// a handshake but a method that revision removed.
+    fn declares_modern(&self, params: Option<&Map<String, Value>>) -> bool {
+        let meta_version = params.and_then(|p| p.get("_meta")).and_then(|m| m.get(META_PROTOCOL_VERSION)).is_some();
+        let header_modern = self.request.header("mcp-protocol-version").and_then(|h| ProtocolVersion::parse(h.trim())).is_some_and(ProtocolVersion::is_modern);
+        meta_version || header_modern
     }
 
     /// Which revision a (non-`initialize`) request speaks:
@@ -335,8 +345,9 @@ impl<H: ToolHost> Server<'_, H> {
 
     async fn dispatch(&self, version: ProtocolVersion, id: &Value, method: &str, params: Option<Map<String, Value>>) -> Answer {
         let result = match method {
-            // Removed from 2026-07-28 but harmless to answer; health checkers still send it.
-            "ping" => Ok(Map::new()),
+            // 2026-07-28 removed `ping` (changelog, SEP-2575): a modern `ping` is an unknown
+            // method like any other (404, -32601), as the transport requires for removed methods.
+            "ping" if !version.is_modern() => Ok(Map::new()),
             "server/discover" => return Answer::ok(id, self.discover()),
             "tools/list" => self.list_tools(version, params.as_ref()),
             "tools/call" => self.call_tool(version, params.unwrap_or_default()).await,

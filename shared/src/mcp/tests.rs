@@ -372,7 +372,24 @@ fn server_discover_and_ping() {
     assert!(r.header("mcp-session-id").is_none());
 
     assert_eq!(result_of(&run(&legacy("2025-11-25", 2, "ping", json!({})))), json!({}));
-    assert_eq!(result_of(&run(&modern(3, "ping", json!({}))))["resultType"], "complete");
+    assert_eq!(result_of(&run(&post(&rpc(3, "ping", json!({}))))), json!({}));
+}
+
+/// Regression (found by the MCP conformance suite, `server-stateless`): 2026-07-28 removed
+/// `ping` and the `initialize` handshake, and a server MUST answer a removed method with HTTP 404
+/// and -32601. A modern `initialize` used to be taken for a handshake (200, -32602 for the
+/// missing `protocolVersion`) and a modern `ping` was answered.
+#[test]
+fn methods_removed_in_2026_07_28_are_not_found() {
+    for method in ["ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"] {
+        let r = run(&modern(1, method, json!({})));
+        assert_eq!(r.status, 404, "{method}: {}", body(&r));
+        assert_eq!(error_code(&r), jsonrpc::METHOD_NOT_FOUND, "{method}");
+    }
+    // Still a handshake in every earlier revision, with or without the version header.
+    let init = json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "0" } });
+    assert_eq!(result_of(&run(&post(&rpc(2, "initialize", init.clone()))))["protocolVersion"], "2025-11-25");
+    assert_eq!(result_of(&run(&legacy("2025-06-18", 3, "initialize", init)))["protocolVersion"], "2025-11-25");
 }
 
 // ---------------------------------------------------------------------------------------------

