@@ -14,6 +14,7 @@ pub mod http;
 pub mod lexical;
 pub mod page;
 pub mod shard;
+pub mod sparql;
 pub mod spine;
 pub mod tokens;
 

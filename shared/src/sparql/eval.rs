@@ -1,0 +1,715 @@
+//! Evaluation of the SPARQL algebra produced by `spargebra`.
+//!
+//! Solutions are rows of optional [`Value`]s indexed by variable slots. Patterns that only
+//! bind (basic graph patterns, paths, `VALUES`, and joins/unions of those) are evaluated with
+//! their input solutions substituted in (index nested-loop joins); every other pattern is
+//! evaluated on its own and joined, which keeps `FILTER`/`BIND` scoping exact.
+
+use super::expr::{sort_key, EvalError, SortKey};
+use super::store::{IdPattern, Store};
+use super::term::{Term, XSD};
+use super::{Budget, QueryOptions, QueryResults, SparqlError};
+use spargebra::algebra::{AggregateExpression, AggregateFunction, GraphPattern, OrderExpression, PropertyPathExpression};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::Query;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+/// A bound value: a dictionary id, or a term computed by an expression that the store lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Value {
+    Id(u32),
+    Computed(Rc<Term>),
+}
+
+/// One solution: a value per variable slot (missing or `None` = unbound).
+pub(crate) type Row = Vec<Option<Value>>;
+
+/// State of one query evaluation.
+pub(crate) struct Ctx<'a> {
+    pub(crate) store: &'a Store,
+    pub(crate) can_view: &'a dyn Fn(u32) -> bool,
+    pub(crate) budget: Budget,
+    slots: HashMap<String, usize>,
+    pub(crate) regexes: HashMap<(String, String), regex::Regex>,
+}
+
+type R<T> = Result<T, SparqlError>;
+
+/// A position of a triple pattern: a constant (`None` if the store lacks it) or a variable slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pos {
+    Const(Option<u32>),
+    Var(usize),
+}
+
+pub(crate) fn get(row: &Row, slot: usize) -> Option<&Value> {
+    row.get(slot).and_then(Option::as_ref)
+}
+
+fn set(row: &mut Row, slot: usize, v: Value) {
+    if row.len() <= slot {
+        row.resize(slot + 1, None);
+    }
+    if let Some(cell) = row.get_mut(slot) {
+        *cell = Some(v);
+    }
+}
+
+/// The row without its trailing unbound slots (for equality of solutions).
+fn trimmed(row: &Row) -> &[Option<Value>] {
+    let end = row.iter().rposition(Option::is_some).map_or(0, |i| i + 1);
+    row.get(..end).unwrap_or(&[])
+}
+
+/// Merges two compatible solutions.
+fn merge(a: &Row, b: &Row) -> Option<Row> {
+    let mut out = a.clone();
+    for (i, v) in b.iter().enumerate() {
+        if let Some(v) = v {
+            match get(a, i) {
+                Some(x) if x != v => return None,
+                Some(_) => {}
+                None => set(&mut out, i, v.clone()),
+            }
+        }
+    }
+    Some(out)
+}
+
+fn is_unit(rows: &[Row]) -> bool {
+    rows.len() == 1 && rows.first().is_some_and(|r| r.iter().all(Option::is_none))
+}
+
+/// Patterns whose evaluation with input solutions substituted equals joining with them.
+fn substitutable(gp: &GraphPattern) -> bool {
+    match gp {
+        GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => true,
+        GraphPattern::Join { left, right } | GraphPattern::Union { left, right } => substitutable(left) && substitutable(right),
+        _ => false,
+    }
+}
+
+pub(crate) fn term_of_literal(l: &spargebra::term::Literal) -> Term {
+    match l.language() {
+        Some(lang) => Term::lang_string(l.value(), lang),
+        None => Term::typed(l.value(), l.datatype().as_str()),
+    }
+}
+
+fn unsupported<T>(what: &str) -> R<T> {
+    Err(SparqlError::Unsupported(what.to_owned()))
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn slot(&mut self, name: &str) -> usize {
+        let next = self.slots.len();
+        *self.slots.entry(name.to_owned()).or_insert(next)
+    }
+
+    pub(crate) fn slot_of(&self, name: &str) -> Option<usize> {
+        self.slots.get(name).copied()
+    }
+
+    /// The value of a term: its id if the store has it, else the term itself.
+    pub(crate) fn value_of(&self, term: Term) -> Value {
+        match self.store.id_of(&term) {
+            Some(id) => Value::Id(id),
+            None => Value::Computed(Rc::new(term)),
+        }
+    }
+
+    /// The term of a value.
+    pub(crate) fn term<'b>(&'b self, v: &'b Value) -> Option<&'b Term> {
+        match v {
+            Value::Id(id) => self.store.term(*id),
+            Value::Computed(t) => Some(t),
+        }
+    }
+
+    fn check_rows(&self, n: usize) -> R<()> {
+        self.budget.rows(n)
+    }
+
+    fn pos(&mut self, tp: &TermPattern) -> R<Pos> {
+        Ok(match tp {
+            TermPattern::NamedNode(n) => Pos::Const(self.store.id_of(&Term::iri(n.as_str()))),
+            TermPattern::Literal(l) => Pos::Const(self.store.id_of(&term_of_literal(l))),
+            TermPattern::BlankNode(b) => Pos::Var(self.slot(&format!("_:{}", b.as_str()))),
+            TermPattern::Variable(v) => Pos::Var(self.slot(v.as_str())),
+            #[allow(unreachable_patterns)]
+            _ => return unsupported("RDF-star triple terms"),
+        })
+    }
+
+    fn pred_pos(&mut self, np: &NamedNodePattern) -> Pos {
+        match np {
+            NamedNodePattern::NamedNode(n) => Pos::Const(self.store.id_of(&Term::iri(n.as_str()))),
+            NamedNodePattern::Variable(v) => Pos::Var(self.slot(v.as_str())),
+        }
+    }
+
+    /// Resolves a position against a row: `Ok(Some(id))` bound, `Ok(None)` free, `Err(())`
+    /// bound to something the store does not hold (nothing can match).
+    fn resolve(p: Pos, row: &Row) -> Result<Option<u32>, ()> {
+        match p {
+            Pos::Const(Some(id)) => Ok(Some(id)),
+            Pos::Const(None) => Err(()),
+            Pos::Var(s) => match get(row, s) {
+                None => Ok(None),
+                Some(Value::Id(id)) => Ok(Some(*id)),
+                Some(Value::Computed(_)) => Err(()),
+            },
+        }
+    }
+
+    /// Joins `input` with the matches of one triple pattern.
+    fn match_triple(&mut self, pat: [Pos; 3], input: Vec<Row>) -> R<Vec<Row>> {
+        let mut out: Vec<Row> = Vec::new();
+        let max_rows = self.budget_rows();
+        for row in input {
+            let (Ok(s), Ok(p), Ok(o)) = (Self::resolve(pat[0], &row), Self::resolve(pat[1], &row), Self::resolve(pat[2], &row)) else {
+                continue;
+            };
+            let idp = IdPattern { subject: s, predicate: p, object: o };
+            let free = [s.is_none(), p.is_none(), o.is_none()];
+            let store = self.store;
+            let can_view = self.can_view;
+            store.scan(&idp, can_view, &mut self.budget, &mut |t: [u32; 3]| {
+                let mut new = row.clone();
+                for i in 0..3 {
+                    if !free[i] {
+                        continue;
+                    }
+                    if let Pos::Var(slot) = pat[i] {
+                        match get(&new, slot) {
+                            Some(Value::Id(x)) if *x != t[i] => return Ok(()),
+                            Some(_) => {}
+                            None => set(&mut new, slot, Value::Id(t[i])),
+                        }
+                    }
+                }
+                out.push(new);
+                if out.len() > max_rows {
+                    return Err(SparqlError::RowLimit(max_rows));
+                }
+                Ok(())
+            })?;
+        }
+        Ok(out)
+    }
+
+    fn budget_rows(&self) -> usize {
+        self.budget.max_rows()
+    }
+
+    fn bgp(&mut self, patterns: &[TriplePattern], mut rows: Vec<Row>) -> R<Vec<Row>> {
+        let mut pats: Vec<[Pos; 3]> = Vec::with_capacity(patterns.len());
+        for tp in patterns {
+            pats.push([self.pos(&tp.subject)?, self.pred_pos(&tp.predicate), self.pos(&tp.object)?]);
+        }
+        // Greedy order: most bound positions first (constants and variables already bound).
+        let mut bound: HashSet<usize> = rows.first().map(|r| r.iter().enumerate().filter(|(_, v)| v.is_some()).map(|(i, _)| i).collect()).unwrap_or_default();
+        let mut remaining: Vec<[Pos; 3]> = pats;
+        while !remaining.is_empty() {
+            let score = |p: &[Pos; 3]| -> i32 {
+                p.iter()
+                    .enumerate()
+                    .map(|(i, x)| match x {
+                        Pos::Const(_) => [3, 1, 2][i],
+                        Pos::Var(s) if bound.contains(s) => [3, 1, 2][i],
+                        Pos::Var(_) => 0,
+                    })
+                    .sum()
+            };
+            let mut best = 0usize;
+            let mut best_score = -1;
+            for (i, p) in remaining.iter().enumerate() {
+                let sc = score(p);
+                if sc > best_score {
+                    best = i;
+                    best_score = sc;
+                }
+            }
+            let pat = remaining.remove(best);
+            for p in pat {
+                if let Pos::Var(s) = p {
+                    bound.insert(s);
+                }
+            }
+            rows = self.match_triple(pat, rows)?;
+            if rows.is_empty() {
+                break;
+            }
+        }
+        Ok(rows)
+    }
+
+    /// `(start, end)` id pairs linked by `path`, with either end optionally fixed.
+    fn path_pairs(&mut self, path: &PropertyPathExpression, s: Option<u32>, o: Option<u32>) -> R<Vec<(u32, u32)>> {
+        Ok(match path {
+            PropertyPathExpression::NamedNode(n) => {
+                let Some(p) = self.store.id_of(&Term::iri(n.as_str())) else { return Ok(Vec::new()) };
+                let mut out = Vec::new();
+                let store = self.store;
+                let max_rows = self.budget_rows();
+                store.scan(&IdPattern { subject: s, predicate: Some(p), object: o }, self.can_view, &mut self.budget, &mut |t| {
+                    out.push((t[0], t[2]));
+                    if out.len() > max_rows {
+                        return Err(SparqlError::RowLimit(max_rows));
+                    }
+                    Ok(())
+                })?;
+                out
+            }
+            PropertyPathExpression::Reverse(inner) => self.path_pairs(inner, o, s)?.into_iter().map(|(a, b)| (b, a)).collect(),
+            PropertyPathExpression::Alternative(a, b) => {
+                let mut v = self.path_pairs(a, s, o)?;
+                v.extend(self.path_pairs(b, s, o)?);
+                self.check_rows(v.len())?;
+                v
+            }
+            PropertyPathExpression::Sequence(a, b) => {
+                let mut out = Vec::new();
+                for (x, m) in self.path_pairs(a, s, None)? {
+                    for (_, y) in self.path_pairs(b, Some(m), o)? {
+                        self.budget.step()?;
+                        out.push((x, y));
+                    }
+                    self.check_rows(out.len())?;
+                }
+                out
+            }
+            PropertyPathExpression::NegatedPropertySet(iris) => {
+                let excluded: HashSet<u32> = iris.iter().filter_map(|n| self.store.id_of(&Term::iri(n.as_str()))).collect();
+                let mut out = Vec::new();
+                let store = self.store;
+                let max_rows = self.budget_rows();
+                store.scan(&IdPattern { subject: s, predicate: None, object: o }, self.can_view, &mut self.budget, &mut |t| {
+                    if !excluded.contains(&t[1]) {
+                        out.push((t[0], t[2]));
+                        if out.len() > max_rows {
+                            return Err(SparqlError::RowLimit(max_rows));
+                        }
+                    }
+                    Ok(())
+                })?;
+                out
+            }
+            PropertyPathExpression::ZeroOrMore(_) => return unsupported("property path operator '*'"),
+            PropertyPathExpression::OneOrMore(_) => return unsupported("property path operator '+'"),
+            PropertyPathExpression::ZeroOrOne(_) => return unsupported("property path operator '?'"),
+        })
+    }
+
+    fn path(&mut self, subject: &TermPattern, path: &PropertyPathExpression, object: &TermPattern, input: Vec<Row>) -> R<Vec<Row>> {
+        let sp = self.pos(subject)?;
+        let op = self.pos(object)?;
+        let mut out = Vec::new();
+        for row in input {
+            let (Ok(s), Ok(o)) = (Self::resolve(sp, &row), Self::resolve(op, &row)) else { continue };
+            for (x, y) in self.path_pairs(path, s, o)? {
+                let mut new = row.clone();
+                let mut ok = true;
+                for (p, v) in [(sp, x), (op, y)] {
+                    if let Pos::Var(slot) = p {
+                        match get(&new, slot) {
+                            Some(Value::Id(z)) if *z != v => ok = false,
+                            Some(_) => {}
+                            None => set(&mut new, slot, Value::Id(v)),
+                        }
+                    }
+                }
+                if ok {
+                    self.budget.step()?;
+                    out.push(new);
+                }
+            }
+            self.check_rows(out.len())?;
+        }
+        Ok(out)
+    }
+
+    /// Nested-loop join of two solution sequences.
+    fn join(&mut self, left: Vec<Row>, right: Vec<Row>) -> R<Vec<Row>> {
+        if is_unit(&left) {
+            return Ok(right);
+        }
+        if is_unit(&right) {
+            return Ok(left);
+        }
+        let mut out = Vec::new();
+        for l in &left {
+            for r in &right {
+                self.budget.step()?;
+                if let Some(m) = merge(l, r) {
+                    out.push(m);
+                }
+            }
+            self.check_rows(out.len())?;
+        }
+        Ok(out)
+    }
+
+    fn values(&mut self, variables: &[spargebra::term::Variable], bindings: &[Vec<Option<GroundTerm>>]) -> R<Vec<Row>> {
+        let slots: Vec<usize> = variables.iter().map(|v| self.slot(v.as_str())).collect();
+        let mut out = Vec::with_capacity(bindings.len());
+        for b in bindings {
+            let mut row: Row = Vec::new();
+            for (slot, val) in slots.iter().zip(b) {
+                let term = match val {
+                    None => continue,
+                    Some(GroundTerm::NamedNode(n)) => Term::iri(n.as_str()),
+                    Some(GroundTerm::Literal(l)) => term_of_literal(l),
+                    #[allow(unreachable_patterns)]
+                    Some(_) => return unsupported("RDF-star triple terms"),
+                };
+                let v = self.value_of(term);
+                set(&mut row, *slot, v);
+            }
+            self.budget.step()?;
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    /// Solutions of `gp` joined with `input`.
+    pub(crate) fn eval_in(&mut self, gp: &GraphPattern, input: Vec<Row>) -> R<Vec<Row>> {
+        if input.is_empty() {
+            return Ok(input);
+        }
+        match gp {
+            GraphPattern::Bgp { patterns } => self.bgp(patterns, input),
+            GraphPattern::Path { subject, path, object } => self.path(subject, path, object, input),
+            GraphPattern::Join { left, right } if substitutable(gp) => {
+                let l = self.eval_in(left, input)?;
+                self.eval_in(right, l)
+            }
+            GraphPattern::Union { left, right } if substitutable(gp) => {
+                let mut a = self.eval_in(left, input.clone())?;
+                a.extend(self.eval_in(right, input)?);
+                self.check_rows(a.len())?;
+                Ok(a)
+            }
+            _ => {
+                let r = self.eval(gp)?;
+                self.join(input, r)
+            }
+        }
+    }
+
+    /// Solutions of `gp` on its own.
+    pub(crate) fn eval(&mut self, gp: &GraphPattern) -> R<Vec<Row>> {
+        let unit = vec![Vec::new()];
+        match gp {
+            GraphPattern::Bgp { .. } | GraphPattern::Path { .. } => self.eval_in(gp, unit),
+            GraphPattern::Join { left, right } => {
+                let l = self.eval(left)?;
+                self.eval_in(right, l)
+            }
+            GraphPattern::LeftJoin { left, right, expression } => {
+                let lrows = self.eval(left)?;
+                let rrows = if substitutable(right) { None } else { Some(self.eval(right)?) };
+                let mut out = Vec::new();
+                for l in lrows {
+                    let candidates = match &rrows {
+                        None => self.eval_in(right, vec![l.clone()])?,
+                        Some(r) => {
+                            let mut c = Vec::new();
+                            for r in r {
+                                self.budget.step()?;
+                                if let Some(m) = merge(&l, r) {
+                                    c.push(m);
+                                }
+                            }
+                            c
+                        }
+                    };
+                    let mut matched = false;
+                    for c in candidates {
+                        let keep = match expression {
+                            None => true,
+                            Some(e) => self.ebv(e, &c)?,
+                        };
+                        if keep {
+                            matched = true;
+                            out.push(c);
+                        }
+                    }
+                    if !matched {
+                        out.push(l);
+                    }
+                    self.check_rows(out.len())?;
+                }
+                Ok(out)
+            }
+            GraphPattern::Filter { expr, inner } => {
+                let rows = self.eval(inner)?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    self.budget.step()?;
+                    if self.ebv(expr, &r)? {
+                        out.push(r);
+                    }
+                }
+                Ok(out)
+            }
+            GraphPattern::Union { left, right } => {
+                let mut a = self.eval(left)?;
+                a.extend(self.eval(right)?);
+                self.check_rows(a.len())?;
+                Ok(a)
+            }
+            GraphPattern::Extend { inner, variable, expression } => {
+                let rows = self.eval(inner)?;
+                let slot = self.slot(variable.as_str());
+                let mut out = Vec::with_capacity(rows.len());
+                for mut r in rows {
+                    self.budget.step()?;
+                    match self.expr(expression, &r) {
+                        Ok(t) => {
+                            let v = self.value_of(t);
+                            set(&mut r, slot, v);
+                        }
+                        Err(EvalError::Type) => {}
+                        Err(EvalError::Fatal(e)) => return Err(e),
+                    }
+                    out.push(r);
+                }
+                Ok(out)
+            }
+            GraphPattern::Minus { left, right } => {
+                let l = self.eval(left)?;
+                let r = self.eval(right)?;
+                let mut out = Vec::new();
+                for a in l {
+                    let mut removed = false;
+                    for b in &r {
+                        self.budget.step()?;
+                        let mut shared = false;
+                        let mut compatible = true;
+                        for (i, v) in b.iter().enumerate() {
+                            if let (Some(v), Some(x)) = (v, get(&a, i)) {
+                                shared = true;
+                                if x != v {
+                                    compatible = false;
+                                    break;
+                                }
+                            }
+                        }
+                        if shared && compatible {
+                            removed = true;
+                            break;
+                        }
+                    }
+                    if !removed {
+                        out.push(a);
+                    }
+                }
+                Ok(out)
+            }
+            GraphPattern::Values { variables, bindings } => self.values(variables, bindings),
+            GraphPattern::OrderBy { inner, expression } => {
+                let rows = self.eval(inner)?;
+                let mut keyed: Vec<(Vec<SortKey>, Row)> = Vec::with_capacity(rows.len());
+                for r in rows {
+                    self.budget.step()?;
+                    let mut keys = Vec::with_capacity(expression.len());
+                    for oe in expression {
+                        let e = match oe {
+                            OrderExpression::Asc(e) | OrderExpression::Desc(e) => e,
+                        };
+                        let k = match self.expr(e, &r) {
+                            Ok(t) => sort_key(Some(&t)),
+                            Err(EvalError::Type) => sort_key(None),
+                            Err(EvalError::Fatal(e)) => return Err(e),
+                        };
+                        keys.push(k);
+                    }
+                    keyed.push((keys, r));
+                }
+                keyed.sort_by(|(a, _), (b, _)| {
+                    for ((x, y), oe) in a.iter().zip(b).zip(expression) {
+                        let ord = x.cmp(y);
+                        let ord = if matches!(oe, OrderExpression::Desc(_)) { ord.reverse() } else { ord };
+                        if ord != std::cmp::Ordering::Equal {
+                            return ord;
+                        }
+                    }
+                    std::cmp::Ordering::Equal
+                });
+                Ok(keyed.into_iter().map(|(_, r)| r).collect())
+            }
+            GraphPattern::Project { inner, variables } => {
+                let rows = self.eval(inner)?;
+                let slots: Vec<usize> = variables.iter().map(|v| self.slot(v.as_str())).collect();
+                Ok(rows
+                    .into_iter()
+                    .map(|r| {
+                        let mut new: Row = Vec::new();
+                        for s in &slots {
+                            if let Some(v) = get(&r, *s) {
+                                set(&mut new, *s, v.clone());
+                            }
+                        }
+                        new
+                    })
+                    .collect())
+            }
+            GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } => {
+                let rows = self.eval(inner)?;
+                let mut seen: HashSet<Vec<Option<Value>>> = HashSet::new();
+                let mut out = Vec::new();
+                for r in rows {
+                    if seen.insert(trimmed(&r).to_vec()) {
+                        out.push(r);
+                    }
+                }
+                Ok(out)
+            }
+            GraphPattern::Slice { inner, start, length } => {
+                let rows = self.eval(inner)?;
+                let it = rows.into_iter().skip(*start);
+                Ok(match length {
+                    Some(n) => it.take(*n).collect(),
+                    None => it.collect(),
+                })
+            }
+            GraphPattern::Group { inner, variables, aggregates } => self.group(inner, variables, aggregates),
+            GraphPattern::Graph { .. } => unsupported("GRAPH (named graphs; the store is one default graph)"),
+            GraphPattern::Service { .. } => unsupported("SERVICE"),
+            #[allow(unreachable_patterns)]
+            _ => unsupported("LATERAL"),
+        }
+    }
+
+    fn group(
+        &mut self,
+        inner: &GraphPattern,
+        variables: &[spargebra::term::Variable],
+        aggregates: &[(spargebra::term::Variable, AggregateExpression)],
+    ) -> R<Vec<Row>> {
+        let rows = self.eval(inner)?;
+        let key_slots: Vec<Option<usize>> = variables.iter().map(|v| self.slot_of(v.as_str())).collect();
+        let mut index: HashMap<Vec<Option<Value>>, usize> = HashMap::new();
+        let mut groups: Vec<(Vec<Option<Value>>, Vec<Row>)> = Vec::new();
+        for r in rows {
+            self.budget.step()?;
+            let key: Vec<Option<Value>> = key_slots.iter().map(|s| s.and_then(|s| get(&r, s).cloned())).collect();
+            match index.get(&key) {
+                Some(&i) => {
+                    if let Some(g) = groups.get_mut(i) {
+                        g.1.push(r);
+                    }
+                }
+                None => {
+                    index.insert(key.clone(), groups.len());
+                    groups.push((key, vec![r]));
+                }
+            }
+        }
+        if groups.is_empty() && variables.is_empty() {
+            groups.push((Vec::new(), Vec::new()));
+        }
+        let out_slots: Vec<usize> = variables.iter().map(|v| self.slot(v.as_str())).collect();
+        let agg_slots: Vec<usize> = aggregates.iter().map(|(v, _)| self.slot(v.as_str())).collect();
+        let mut out = Vec::with_capacity(groups.len());
+        for (key, members) in groups {
+            let mut row: Row = Vec::new();
+            for (slot, v) in out_slots.iter().zip(key) {
+                if let Some(v) = v {
+                    set(&mut row, *slot, v);
+                }
+            }
+            for ((_, agg), slot) in aggregates.iter().zip(&agg_slots) {
+                if let Some(v) = self.aggregate(agg, &members)? {
+                    set(&mut row, *slot, v);
+                }
+            }
+            out.push(row);
+        }
+        Ok(out)
+    }
+
+    fn aggregate(&mut self, agg: &AggregateExpression, rows: &[Row]) -> R<Option<Value>> {
+        let integer = |n: usize| Term::typed(n.to_string(), format!("{XSD}integer"));
+        match agg {
+            AggregateExpression::CountSolutions { distinct } => {
+                let n = if *distinct { rows.iter().map(trimmed).collect::<HashSet<_>>().len() } else { rows.len() };
+                Ok(Some(self.value_of(integer(n))))
+            }
+            AggregateExpression::FunctionCall { name, expr, distinct } => {
+                let mut vals: Vec<Result<Term, ()>> = Vec::with_capacity(rows.len());
+                for r in rows {
+                    self.budget.step()?;
+                    match self.expr(expr, r) {
+                        Ok(t) => vals.push(Ok(t)),
+                        Err(EvalError::Type) => vals.push(Err(())),
+                        Err(EvalError::Fatal(e)) => return Err(e),
+                    }
+                }
+                if *distinct {
+                    let mut seen = HashSet::new();
+                    vals.retain(|v| match v {
+                        Ok(t) => seen.insert(t.clone()),
+                        Err(()) => true,
+                    });
+                }
+                let ok: Vec<Term> = vals.iter().filter_map(|v| v.as_ref().ok().cloned()).collect();
+                let any_err = vals.iter().any(Result::is_err);
+                let t = match name {
+                    AggregateFunction::Count => Some(integer(ok.len())),
+                    AggregateFunction::Sum => if any_err { None } else { super::expr::sum(&ok) },
+                    AggregateFunction::Avg => if any_err { None } else { super::expr::avg(&ok) },
+                    AggregateFunction::Min => ok.iter().min_by_key(|t| sort_key(Some(t))).cloned(),
+                    AggregateFunction::Max => ok.iter().max_by_key(|t| sort_key(Some(t))).cloned(),
+                    AggregateFunction::Sample => ok.first().cloned(),
+                    AggregateFunction::GroupConcat { separator } => {
+                        if any_err {
+                            None
+                        } else {
+                            super::expr::group_concat(&ok, separator.as_deref().unwrap_or(" "))
+                        }
+                    }
+                    AggregateFunction::Custom(n) => return unsupported(&format!("custom aggregate <{}>", n.as_str())),
+                };
+                Ok(t.map(|t| self.value_of(t)))
+            }
+        }
+    }
+}
+
+/// Variables projected by a SELECT pattern (the outermost projection).
+fn head(gp: &GraphPattern) -> Vec<String> {
+    match gp {
+        GraphPattern::Project { variables, .. } => variables.iter().map(|v| v.as_str().to_owned()).collect(),
+        GraphPattern::Slice { inner, .. } | GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } | GraphPattern::OrderBy { inner, .. } => head(inner),
+        _ => Vec::new(),
+    }
+}
+
+/// Runs a parsed query.
+pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, opts: &QueryOptions) -> R<QueryResults> {
+    let (pattern, dataset, ask) = match query {
+        Query::Select { pattern, dataset, .. } => (pattern, dataset, false),
+        Query::Ask { pattern, dataset, .. } => (pattern, dataset, true),
+        Query::Construct { .. } => return unsupported("CONSTRUCT (only SELECT and ASK are supported)"),
+        Query::Describe { .. } => return unsupported("DESCRIBE (only SELECT and ASK are supported)"),
+    };
+    if dataset.is_some() {
+        return unsupported("FROM / FROM NAMED (the store is one default graph)");
+    }
+    let mut ctx = Ctx { store, can_view, budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new() };
+    let mut rows = ctx.eval(pattern)?;
+    if ask {
+        return Ok(QueryResults::Boolean(!rows.is_empty()));
+    }
+    rows.truncate(opts.max_limit);
+    let variables = head(pattern);
+    let slots: Vec<Option<usize>> = variables.iter().map(|v| ctx.slot_of(v)).collect();
+    let rows = rows
+        .iter()
+        .map(|r| slots.iter().map(|s| s.and_then(|s| get(r, s)).and_then(|v| ctx.term(v)).cloned()).collect())
+        .collect();
+    Ok(QueryResults::Solutions { variables, rows })
+}

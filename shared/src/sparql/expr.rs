@@ -1,0 +1,904 @@
+//! Expression evaluation: SPARQL operators, functions, effective boolean value, term order.
+//!
+//! Numbers are `xsd:integer` (and its derived types) as `i64`, `xsd:decimal` as `f64` (exact
+//! enough for the wiki's counts and averages; printed in decimal notation), `xsd:float` and
+//! `xsd:double` as `f64`. A type error makes a `FILTER` false and leaves a `BIND` unbound, as
+//! SPARQL says; only bounds and unsupported features abort a query.
+
+use super::eval::{get, term_of_literal, Ctx, Row};
+use super::term::{Term, RDF_LANG_STRING, XSD, XSD_STRING};
+use super::SparqlError;
+use sha2::Digest;
+use spargebra::algebra::{Expression, Function};
+use std::cmp::Ordering;
+
+/// Why an expression has no value.
+#[derive(Debug)]
+pub(crate) enum EvalError {
+    /// A SPARQL type error (unbound variable, wrong argument type, …).
+    Type,
+    /// Stop the query.
+    Fatal(SparqlError),
+}
+
+impl From<SparqlError> for EvalError {
+    fn from(e: SparqlError) -> Self {
+        EvalError::Fatal(e)
+    }
+}
+
+type E<T> = Result<T, EvalError>;
+
+const INTEGER_TYPES: &[&str] = &[
+    "integer",
+    "int",
+    "long",
+    "short",
+    "byte",
+    "nonNegativeInteger",
+    "positiveInteger",
+    "negativeInteger",
+    "nonPositiveInteger",
+    "unsignedLong",
+    "unsignedInt",
+    "unsignedShort",
+    "unsignedByte",
+];
+
+fn xsd(local: &str) -> String {
+    format!("{XSD}{local}")
+}
+
+fn xsd_local(datatype: &str) -> Option<&str> {
+    datatype.strip_prefix(XSD)
+}
+
+/// A numeric value with its type rank (integer < decimal < float < double).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Num {
+    Int(i64),
+    Dec(f64),
+    Float(f64),
+    Double(f64),
+}
+
+impl Num {
+    fn rank(self) -> u8 {
+        match self {
+            Num::Int(_) => 0,
+            Num::Dec(_) => 1,
+            Num::Float(_) => 2,
+            Num::Double(_) => 3,
+        }
+    }
+
+    fn f(self) -> f64 {
+        match self {
+            Num::Int(i) => i as f64,
+            Num::Dec(f) | Num::Float(f) | Num::Double(f) => f,
+        }
+    }
+
+    fn with_rank(rank: u8, v: f64) -> Num {
+        match rank {
+            0 | 1 => Num::Dec(v),
+            2 => Num::Float(f64::from(v as f32)),
+            _ => Num::Double(v),
+        }
+    }
+
+    pub(crate) fn term(self) -> Term {
+        match self {
+            Num::Int(i) => Term::typed(i.to_string(), xsd("integer")),
+            Num::Dec(f) => Term::typed(decimal_lexical(f), xsd("decimal")),
+            Num::Float(f) => Term::typed(double_lexical(f), xsd("float")),
+            Num::Double(f) => Term::typed(double_lexical(f), xsd("double")),
+        }
+    }
+}
+
+fn decimal_lexical(f: f64) -> String {
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e17 {
+        format!("{f:.1}")
+    } else {
+        format!("{f}")
+    }
+}
+
+fn double_lexical(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "INF".into() } else { "-INF".into() };
+    }
+    let s = format!("{f:E}");
+    match s.split_once('E') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0E{e}"),
+        _ => s,
+    }
+}
+
+fn parse_decimal(s: &str) -> Option<f64> {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let valid = !body.is_empty() && body.chars().all(|c| c.is_ascii_digit() || c == '.') && body.chars().filter(|&c| c == '.').count() <= 1 && body != ".";
+    if valid {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+fn parse_double(s: &str) -> Option<f64> {
+    match s {
+        "INF" | "+INF" => Some(f64::INFINITY),
+        "-INF" => Some(f64::NEG_INFINITY),
+        "NaN" => Some(f64::NAN),
+        _ => {
+            let ok = !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
+            if ok {
+                s.parse().ok()
+            } else {
+                None
+            }
+        }
+    }
+}
+
+fn parse_integer(s: &str) -> Option<i64> {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if !body.is_empty() && body.chars().all(|c| c.is_ascii_digit()) {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// The numeric value of a well-formed numeric literal.
+pub(crate) fn num(t: &Term) -> Option<Num> {
+    let Term::Literal { value, datatype, language: None } = t else { return None };
+    let local = xsd_local(datatype)?;
+    if INTEGER_TYPES.contains(&local) {
+        return parse_integer(value).map(Num::Int);
+    }
+    match local {
+        "decimal" => parse_decimal(value).map(Num::Dec),
+        "float" => parse_double(value).map(|f| Num::Float(f64::from(f as f32))),
+        "double" => parse_double(value).map(Num::Double),
+        _ => None,
+    }
+}
+
+fn is_numeric_type(datatype: &str) -> bool {
+    xsd_local(datatype).is_some_and(|l| INTEGER_TYPES.contains(&l) || matches!(l, "decimal" | "float" | "double"))
+}
+
+/// A simple or `xsd:string` literal's value.
+fn simple_str(t: &Term) -> Option<&str> {
+    match t {
+        Term::Literal { value, datatype, language: None } if datatype == XSD_STRING => Some(value),
+        _ => None,
+    }
+}
+
+/// A string literal (simple, `xsd:string` or language-tagged): value and language.
+fn string_lit(t: &Term) -> Option<(&str, Option<&str>)> {
+    match t {
+        Term::Literal { value, datatype, language } if datatype == XSD_STRING || datatype == RDF_LANG_STRING => Some((value, language.as_deref())),
+        _ => None,
+    }
+}
+
+fn boolean(t: &Term) -> Option<bool> {
+    match t {
+        Term::Literal { value, datatype, language: None } if datatype == &xsd("boolean") => match value.as_str() {
+            "true" | "1" => Some(true),
+            "false" | "0" => Some(false),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn bool_term(b: bool) -> Term {
+    Term::typed(if b { "true" } else { "false" }, xsd("boolean"))
+}
+
+/// A literal of the same kind (language or `xsd:string`) as `like`, with value `v`.
+fn string_like(like: Option<&str>, v: String) -> Term {
+    match like {
+        Some(l) => Term::lang_string(v, l),
+        None => Term::string(v),
+    }
+}
+
+fn known_datatype(dt: &str) -> bool {
+    dt == XSD_STRING || dt == RDF_LANG_STRING || is_numeric_type(dt) || xsd_local(dt).is_some_and(|l| matches!(l, "boolean" | "dateTime" | "date"))
+}
+
+/// `a = b` (RDFterm-equal with value comparison for known datatypes).
+pub(crate) fn equals(a: &Term, b: &Term) -> E<bool> {
+    if let (Some(x), Some(y)) = (num(a), num(b)) {
+        return Ok(x.f() == y.f() || matches!((x, y), (Num::Int(i), Num::Int(j)) if i == j));
+    }
+    if let (Some(x), Some(y)) = (boolean(a), boolean(b)) {
+        return Ok(x == y);
+    }
+    if let (Some(x), Some(y)) = (simple_str(a), simple_str(b)) {
+        return Ok(x == y);
+    }
+    if a == b {
+        return Ok(true);
+    }
+    match (a, b) {
+        (Term::Literal { datatype: da, language: la, .. }, Term::Literal { datatype: db, language: lb, .. }) => {
+            let da_ok = known_datatype(da) && (num(a).is_some() || boolean(a).is_some() || !is_numeric_type(da) && xsd_local(da) != Some("boolean"));
+            let db_ok = known_datatype(db) && (num(b).is_some() || boolean(b).is_some() || !is_numeric_type(db) && xsd_local(db) != Some("boolean"));
+            if da_ok && db_ok && (da != db || la != lb || da == RDF_LANG_STRING) {
+                Ok(false)
+            } else {
+                Err(EvalError::Type)
+            }
+        }
+        _ => Ok(false),
+    }
+}
+
+/// `a < b` style comparison; `Ok(None)` when unordered (NaN).
+pub(crate) fn compare(a: &Term, b: &Term) -> E<Option<Ordering>> {
+    if let (Some(x), Some(y)) = (num(a), num(b)) {
+        if let (Num::Int(i), Num::Int(j)) = (x, y) {
+            return Ok(Some(i.cmp(&j)));
+        }
+        return Ok(x.f().partial_cmp(&y.f()));
+    }
+    if let (Some(x), Some(y)) = (simple_str(a), simple_str(b)) {
+        return Ok(Some(x.cmp(y)));
+    }
+    if let (Some(x), Some(y)) = (boolean(a), boolean(b)) {
+        return Ok(Some(x.cmp(&y)));
+    }
+    if let (Term::Literal { value: va, datatype: da, language: None }, Term::Literal { value: vb, datatype: db, language: None }) = (a, b) {
+        if da == db && matches!(xsd_local(da), Some("dateTime" | "date")) {
+            return Ok(Some(va.cmp(vb)));
+        }
+    }
+    Err(EvalError::Type)
+}
+
+/// Effective boolean value.
+pub(crate) fn ebv(t: &Term) -> E<bool> {
+    if let Term::Literal { value, datatype, .. } = t {
+        if datatype == &xsd("boolean") {
+            return Ok(boolean(t).unwrap_or(false));
+        }
+        if datatype == XSD_STRING || datatype == RDF_LANG_STRING {
+            return Ok(!value.is_empty());
+        }
+        if is_numeric_type(datatype) {
+            return Ok(num(t).is_some_and(|n| {
+                let f = n.f();
+                f != 0.0 && !f.is_nan()
+            }));
+        }
+    }
+    Err(EvalError::Type)
+}
+
+/// A totally ordered key realising SPARQL's ORDER BY order: unbound < blank nodes < IRIs <
+/// literals; numbers by value, strings by code point, then other literals by lexical form.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SortKey {
+    Unbound,
+    Blank(String),
+    Iri(String),
+    Bool(bool),
+    Num(TotalF64, String, String),
+    Str(String, String),
+    DateTime(String, String),
+    Other(String, String, String),
+}
+
+/// `f64` ordered by `total_cmp`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TotalF64(f64);
+impl PartialEq for TotalF64 {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.total_cmp(&o.0) == Ordering::Equal
+    }
+}
+impl Eq for TotalF64 {}
+impl PartialOrd for TotalF64 {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TotalF64 {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+pub(crate) fn sort_key(t: Option<&Term>) -> SortKey {
+    match t {
+        None => SortKey::Unbound,
+        Some(Term::BlankNode(b)) => SortKey::Blank(b.clone()),
+        Some(Term::Iri(i)) => SortKey::Iri(i.clone()),
+        Some(t @ Term::Literal { value, datatype, language }) => {
+            if let Some(n) = num(t) {
+                return SortKey::Num(TotalF64(n.f()), datatype.clone(), value.clone());
+            }
+            if let Some(b) = boolean(t) {
+                return SortKey::Bool(b);
+            }
+            if datatype == XSD_STRING || datatype == RDF_LANG_STRING {
+                return SortKey::Str(value.clone(), language.clone().unwrap_or_default());
+            }
+            if matches!(xsd_local(datatype), Some("dateTime" | "date")) {
+                return SortKey::DateTime(value.clone(), datatype.clone());
+            }
+            SortKey::Other(datatype.clone(), value.clone(), language.clone().unwrap_or_default())
+        }
+    }
+}
+
+fn arith(a: Num, b: Num, op: char) -> E<Num> {
+    if let (Num::Int(x), Num::Int(y)) = (a, b) {
+        let r = match op {
+            '+' => x.checked_add(y),
+            '-' => x.checked_sub(y),
+            '*' => x.checked_mul(y),
+            _ => {
+                if y == 0 {
+                    return Err(EvalError::Type);
+                }
+                return Ok(Num::Dec(x as f64 / y as f64));
+            }
+        };
+        return r.map(Num::Int).ok_or(EvalError::Type);
+    }
+    let rank = a.rank().max(b.rank());
+    let (x, y) = (a.f(), b.f());
+    if op == '/' && y == 0.0 && rank <= 1 {
+        return Err(EvalError::Type);
+    }
+    let v = match op {
+        '+' => x + y,
+        '-' => x - y,
+        '*' => x * y,
+        _ => x / y,
+    };
+    Ok(Num::with_rank(rank, v))
+}
+
+/// `SUM` of terms (all numeric, else `None`); 0 for none.
+pub(crate) fn sum(ts: &[Term]) -> Option<Term> {
+    let mut acc = Num::Int(0);
+    for t in ts {
+        acc = arith(acc, num(t)?, '+').ok()?;
+    }
+    Some(acc.term())
+}
+
+/// `AVG` of terms; 0 for none.
+pub(crate) fn avg(ts: &[Term]) -> Option<Term> {
+    if ts.is_empty() {
+        return Some(Num::Int(0).term());
+    }
+    let mut acc = Num::Int(0);
+    for t in ts {
+        acc = arith(acc, num(t)?, '+').ok()?;
+    }
+    let n = i64::try_from(ts.len()).ok()?;
+    arith(acc, Num::Int(n), '/').ok().map(Num::term)
+}
+
+/// `GROUP_CONCAT` of string values.
+pub(crate) fn group_concat(ts: &[Term], sep: &str) -> Option<Term> {
+    let mut parts = Vec::with_capacity(ts.len());
+    let mut lang: Option<Option<&str>> = None;
+    for t in ts {
+        let (v, l) = match t {
+            Term::Literal { value, language, .. } => (value.as_str(), language.as_deref()),
+            _ => return None,
+        };
+        lang = match lang {
+            None => Some(l),
+            Some(prev) if prev == l => Some(prev),
+            Some(_) => Some(None),
+        };
+        parts.push(v);
+    }
+    Some(string_like(lang.flatten(), parts.join(sep)))
+}
+
+/// Whether two string arguments are compatible (SPARQL 17.4.3.1.1).
+fn compatible(a: Option<&str>, b: Option<&str>) -> bool {
+    b.is_none() || a == b
+}
+
+fn substr(s: &str, start: f64, len: Option<f64>) -> String {
+    // XPath fn:substring: characters at 1-based positions p with round(start) <= p < round(start) + round(len).
+    let round = |f: f64| (f + 0.5).floor();
+    let first = round(start);
+    let end = len.map(|l| first + round(l));
+    s.chars()
+        .enumerate()
+        .filter(|(i, _)| {
+            let p = (*i + 1) as f64;
+            p >= first && end.is_none_or(|e| p < e)
+        })
+        .map(|(_, c)| c)
+        .collect()
+}
+
+impl Ctx<'_> {
+    /// Effective boolean value of an expression; type errors are `false`.
+    pub(crate) fn ebv(&mut self, e: &Expression, row: &Row) -> Result<bool, SparqlError> {
+        match self.expr_ebv(e, row) {
+            Ok(b) => Ok(b),
+            Err(EvalError::Type) => Ok(false),
+            Err(EvalError::Fatal(f)) => Err(f),
+        }
+    }
+
+    fn expr_ebv(&mut self, e: &Expression, row: &Row) -> E<bool> {
+        let t = self.expr(e, row)?;
+        ebv(&t)
+    }
+
+    fn regex(&mut self, pattern: &str, flags: &str) -> E<regex::Regex> {
+        let key = (pattern.to_owned(), flags.to_owned());
+        if let Some(r) = self.regexes.get(&key) {
+            return Ok(r.clone());
+        }
+        let mut quoted = false;
+        let mut b = regex::RegexBuilder::new(pattern);
+        for f in flags.chars() {
+            match f {
+                'i' => b.case_insensitive(true),
+                's' => b.dot_matches_new_line(true),
+                'm' => b.multi_line(true),
+                'x' => b.ignore_whitespace(true),
+                'q' => {
+                    quoted = true;
+                    &mut b
+                }
+                other => return Err(SparqlError::Unsupported(format!("REGEX flag '{other}'")).into()),
+            };
+        }
+        let escaped;
+        if quoted {
+            escaped = regex::escape(pattern);
+            let mut nb = regex::RegexBuilder::new(&escaped);
+            nb.case_insensitive(flags.contains('i'));
+            b = nb;
+        }
+        b.size_limit(1 << 20).dfa_size_limit(1 << 20);
+        let r = b.build().map_err(|_| EvalError::Type)?;
+        if self.regexes.len() < 64 {
+            self.regexes.insert(key, r.clone());
+        }
+        Ok(r)
+    }
+
+    /// The value of an expression on a solution.
+    pub(crate) fn expr(&mut self, e: &Expression, row: &Row) -> E<Term> {
+        self.budget.step()?;
+        Ok(match e {
+            Expression::NamedNode(n) => Term::iri(n.as_str()),
+            Expression::Literal(l) => term_of_literal(l),
+            Expression::Variable(v) => {
+                let slot = self.slot_of(v.as_str()).ok_or(EvalError::Type)?;
+                let val = get(row, slot).ok_or(EvalError::Type)?;
+                self.term(val).cloned().ok_or(EvalError::Type)?
+            }
+            Expression::Or(a, b) => match self.expr_ebv(a, row) {
+                Ok(true) => bool_term(true),
+                Ok(false) => bool_term(self.expr_ebv(b, row)?),
+                Err(EvalError::Type) => match self.expr_ebv(b, row)? {
+                    true => bool_term(true),
+                    false => return Err(EvalError::Type),
+                },
+                Err(f) => return Err(f),
+            },
+            Expression::And(a, b) => match self.expr_ebv(a, row) {
+                Ok(false) => bool_term(false),
+                Ok(true) => bool_term(self.expr_ebv(b, row)?),
+                Err(EvalError::Type) => match self.expr_ebv(b, row)? {
+                    false => bool_term(false),
+                    true => return Err(EvalError::Type),
+                },
+                Err(f) => return Err(f),
+            },
+            Expression::Not(a) => bool_term(!self.expr_ebv(a, row)?),
+            Expression::Equal(a, b) => {
+                let (x, y) = (self.expr(a, row)?, self.expr(b, row)?);
+                bool_term(equals(&x, &y)?)
+            }
+            Expression::SameTerm(a, b) => {
+                let (x, y) = (self.expr(a, row)?, self.expr(b, row)?);
+                bool_term(x == y)
+            }
+            Expression::Greater(a, b) => self.cmp_op(a, b, row, |o| o == Ordering::Greater)?,
+            Expression::GreaterOrEqual(a, b) => self.cmp_op(a, b, row, |o| o != Ordering::Less)?,
+            Expression::Less(a, b) => self.cmp_op(a, b, row, |o| o == Ordering::Less)?,
+            Expression::LessOrEqual(a, b) => self.cmp_op(a, b, row, |o| o != Ordering::Greater)?,
+            Expression::In(a, list) => {
+                let x = self.expr(a, row)?;
+                let mut err = false;
+                for item in list {
+                    match self.expr(item, row).and_then(|y| equals(&x, &y)) {
+                        Ok(true) => return Ok(bool_term(true)),
+                        Ok(false) => {}
+                        Err(EvalError::Type) => err = true,
+                        Err(f) => return Err(f),
+                    }
+                }
+                if err {
+                    return Err(EvalError::Type);
+                }
+                bool_term(false)
+            }
+            Expression::Add(a, b) => self.arith_op(a, b, row, '+')?,
+            Expression::Subtract(a, b) => self.arith_op(a, b, row, '-')?,
+            Expression::Multiply(a, b) => self.arith_op(a, b, row, '*')?,
+            Expression::Divide(a, b) => self.arith_op(a, b, row, '/')?,
+            Expression::UnaryPlus(a) => {
+                let x = self.expr(a, row)?;
+                num(&x).ok_or(EvalError::Type)?.term()
+            }
+            Expression::UnaryMinus(a) => {
+                let x = self.expr(a, row)?;
+                match num(&x).ok_or(EvalError::Type)? {
+                    Num::Int(i) => Num::Int(i.checked_neg().ok_or(EvalError::Type)?),
+                    Num::Dec(f) => Num::Dec(-f),
+                    Num::Float(f) => Num::Float(-f),
+                    Num::Double(f) => Num::Double(-f),
+                }
+                .term()
+            }
+            Expression::Exists(gp) => {
+                let rows = self.eval_in(gp, vec![row.clone()])?;
+                bool_term(!rows.is_empty())
+            }
+            Expression::Bound(v) => bool_term(self.slot_of(v.as_str()).and_then(|s| get(row, s)).is_some()),
+            Expression::If(c, a, b) => {
+                if self.expr_ebv(c, row)? {
+                    self.expr(a, row)?
+                } else {
+                    self.expr(b, row)?
+                }
+            }
+            Expression::Coalesce(list) => {
+                for item in list {
+                    match self.expr(item, row) {
+                        Ok(t) => return Ok(t),
+                        Err(EvalError::Type) => {}
+                        Err(f) => return Err(f),
+                    }
+                }
+                return Err(EvalError::Type);
+            }
+            Expression::FunctionCall(f, args) => self.call(f, args, row)?,
+        })
+    }
+
+    fn cmp_op(&mut self, a: &Expression, b: &Expression, row: &Row, pred: fn(Ordering) -> bool) -> E<Term> {
+        let (x, y) = (self.expr(a, row)?, self.expr(b, row)?);
+        if let (Some((va, la)), Some((vb, lb))) = (string_lit(&x), string_lit(&y)) {
+            if la.is_some() || lb.is_some() {
+                // Language-tagged strings are only comparable for (in)equality.
+                if la == lb {
+                    let o = va.cmp(vb);
+                    if o == Ordering::Equal {
+                        return Ok(bool_term(pred(o)));
+                    }
+                }
+                return Err(EvalError::Type);
+            }
+        }
+        Ok(bool_term(compare(&x, &y)?.is_some_and(pred)))
+    }
+
+    fn arith_op(&mut self, a: &Expression, b: &Expression, row: &Row, op: char) -> E<Term> {
+        let (x, y) = (self.expr(a, row)?, self.expr(b, row)?);
+        let (x, y) = (num(&x).ok_or(EvalError::Type)?, num(&y).ok_or(EvalError::Type)?);
+        Ok(arith(x, y, op)?.term())
+    }
+
+    fn args(&mut self, args: &[Expression], row: &Row) -> E<Vec<Term>> {
+        args.iter().map(|a| self.expr(a, row)).collect()
+    }
+
+    fn call(&mut self, f: &Function, args: &[Expression], row: &Row) -> E<Term> {
+        let unsupported = |what: &str| Err(EvalError::Fatal(SparqlError::Unsupported(format!("function {what}"))));
+        match f {
+            Function::BNode => return unsupported("BNODE"),
+            Function::Rand => return unsupported("RAND"),
+            Function::Now => return unsupported("NOW"),
+            Function::Uuid => return unsupported("UUID"),
+            Function::StrUuid => return unsupported("STRUUID"),
+            Function::Md5 => return unsupported("MD5"),
+            Function::Sha1 => return unsupported("SHA1"),
+            _ => {}
+        }
+        let a = self.args(args, row)?;
+        let arg = |i: usize| a.get(i).ok_or(EvalError::Type);
+        let str_arg = |i: usize| -> E<(&str, Option<&str>)> { string_lit(arg(i)?).ok_or(EvalError::Type) };
+        let num_arg = |i: usize| -> E<Num> { num(arg(i)?).ok_or(EvalError::Type) };
+        Ok(match f {
+            Function::Str => match arg(0)? {
+                Term::Iri(i) => Term::string(i.clone()),
+                Term::Literal { value, .. } => Term::string(value.clone()),
+                Term::BlankNode(_) => return Err(EvalError::Type),
+            },
+            Function::Lang => match arg(0)? {
+                Term::Literal { language, .. } => Term::string(language.clone().unwrap_or_default()),
+                _ => return Err(EvalError::Type),
+            },
+            Function::LangMatches => {
+                let tag = simple_str(arg(0)?).ok_or(EvalError::Type)?.to_ascii_lowercase();
+                let range = simple_str(arg(1)?).ok_or(EvalError::Type)?.to_ascii_lowercase();
+                let m = if range == "*" { !tag.is_empty() } else { tag == range || tag.starts_with(&format!("{range}-")) };
+                bool_term(m)
+            }
+            Function::Datatype => match arg(0)? {
+                Term::Literal { datatype, .. } => Term::iri(datatype.clone()),
+                _ => return Err(EvalError::Type),
+            },
+            Function::Iri => match arg(0)? {
+                Term::Iri(i) => Term::iri(i.clone()),
+                t => Term::iri(simple_str(t).ok_or(EvalError::Type)?),
+            },
+            Function::Abs | Function::Ceil | Function::Floor | Function::Round => {
+                let n = num_arg(0)?;
+                let op = |x: f64| match f {
+                    Function::Abs => x.abs(),
+                    Function::Ceil => x.ceil(),
+                    Function::Floor => x.floor(),
+                    _ => (x + 0.5).floor(),
+                };
+                match n {
+                    Num::Int(i) => Num::Int(if matches!(f, Function::Abs) { i.checked_abs().ok_or(EvalError::Type)? } else { i }),
+                    Num::Dec(x) => Num::Dec(op(x)),
+                    Num::Float(x) => Num::Float(op(x)),
+                    Num::Double(x) => Num::Double(op(x)),
+                }
+                .term()
+            }
+            Function::Concat => {
+                let mut out = String::new();
+                let mut lang: Option<Option<&str>> = None;
+                for i in 0..a.len() {
+                    let (v, l) = str_arg(i)?;
+                    out.push_str(v);
+                    lang = match lang {
+                        None => Some(l),
+                        Some(p) if p == l => Some(p),
+                        Some(_) => Some(None),
+                    };
+                }
+                string_like(lang.flatten(), out)
+            }
+            Function::SubStr => {
+                let (s, l) = str_arg(0)?;
+                let start = num_arg(1)?.f();
+                let len = if a.len() > 2 { Some(num_arg(2)?.f()) } else { None };
+                string_like(l, substr(s, start, len))
+            }
+            Function::StrLen => Num::Int(i64::try_from(str_arg(0)?.0.chars().count()).map_err(|_| EvalError::Type)?).term(),
+            Function::UCase => {
+                let (s, l) = str_arg(0)?;
+                string_like(l, s.to_uppercase())
+            }
+            Function::LCase => {
+                let (s, l) = str_arg(0)?;
+                string_like(l, s.to_lowercase())
+            }
+            Function::EncodeForUri => {
+                let (s, _) = str_arg(0)?;
+                let mut out = String::new();
+                for b in s.bytes() {
+                    if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+                        out.push(char::from(b));
+                    } else {
+                        out.push_str(&format!("%{b:02X}"));
+                    }
+                }
+                Term::string(out)
+            }
+            Function::Contains | Function::StrStarts | Function::StrEnds | Function::StrBefore | Function::StrAfter => {
+                let (x, lx) = str_arg(0)?;
+                let (y, ly) = str_arg(1)?;
+                if !compatible(lx, ly) {
+                    return Err(EvalError::Type);
+                }
+                match f {
+                    Function::Contains => bool_term(x.contains(y)),
+                    Function::StrStarts => bool_term(x.starts_with(y)),
+                    Function::StrEnds => bool_term(x.ends_with(y)),
+                    Function::StrBefore => match x.find(y) {
+                        Some(i) => string_like(lx, x.get(..i).unwrap_or_default().to_owned()),
+                        None => Term::string(""),
+                    },
+                    _ => match x.find(y) {
+                        Some(i) => string_like(lx, x.get(i + y.len()..).unwrap_or_default().to_owned()),
+                        None => Term::string(""),
+                    },
+                }
+            }
+            Function::Year | Function::Month | Function::Day | Function::Hours | Function::Minutes | Function::Seconds | Function::Timezone | Function::Tz => {
+                let t = arg(0)?;
+                let Term::Literal { value, datatype, language: None } = t else { return Err(EvalError::Type) };
+                if !matches!(xsd_local(datatype), Some("dateTime" | "date")) {
+                    return Err(EvalError::Type);
+                }
+                date_part(f, value).ok_or(EvalError::Type)?
+            }
+            Function::Sha256 | Function::Sha384 | Function::Sha512 => {
+                let s = simple_str(arg(0)?).ok_or(EvalError::Type)?;
+                let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+                Term::string(match f {
+                    Function::Sha256 => hex(&sha2::Sha256::digest(s.as_bytes())),
+                    Function::Sha384 => hex(&sha2::Sha384::digest(s.as_bytes())),
+                    _ => hex(&sha2::Sha512::digest(s.as_bytes())),
+                })
+            }
+            Function::StrLang => {
+                let s = simple_str(arg(0)?).ok_or(EvalError::Type)?;
+                let l = simple_str(arg(1)?).ok_or(EvalError::Type)?;
+                if l.is_empty() {
+                    return Err(EvalError::Type);
+                }
+                Term::lang_string(s, l)
+            }
+            Function::StrDt => {
+                let s = simple_str(arg(0)?).ok_or(EvalError::Type)?;
+                let Term::Iri(dt) = arg(1)? else { return Err(EvalError::Type) };
+                Term::typed(s, dt.clone())
+            }
+            Function::IsIri => bool_term(matches!(arg(0)?, Term::Iri(_))),
+            Function::IsBlank => bool_term(matches!(arg(0)?, Term::BlankNode(_))),
+            Function::IsLiteral => bool_term(arg(0)?.is_literal()),
+            Function::IsNumeric => bool_term(num(arg(0)?).is_some()),
+            Function::Regex | Function::Replace => {
+                let (text, lt) = str_arg(0)?;
+                let pattern = simple_str(arg(1)?).ok_or(EvalError::Type)?.to_owned();
+                let flag_at = if matches!(f, Function::Regex) { 2 } else { 3 };
+                let flags = match a.get(flag_at) {
+                    Some(t) => simple_str(t).ok_or(EvalError::Type)?.to_owned(),
+                    None => String::new(),
+                };
+                let text = text.to_owned();
+                let lt = lt.map(str::to_owned);
+                if matches!(f, Function::Regex) {
+                    let re = self.regex(&pattern, &flags)?;
+                    bool_term(re.is_match(&text))
+                } else {
+                    let repl = simple_str(a.get(2).ok_or(EvalError::Type)?).ok_or(EvalError::Type)?.to_owned();
+                    let re = self.regex(&pattern, &flags)?;
+                    if re.is_match("") {
+                        return Err(EvalError::Type);
+                    }
+                    string_like(lt.as_deref(), re.replace_all(&text, repl.as_str()).into_owned())
+                }
+            }
+            Function::Custom(name) => self.cast(name.as_str(), arg(0)?)?,
+            _ => return unsupported(&format!("{f}")),
+        })
+    }
+
+    /// XSD constructor functions (`xsd:integer(?x)`, …).
+    fn cast(&self, name: &str, t: &Term) -> E<Term> {
+        let Some(target) = xsd_local(name) else {
+            return Err(SparqlError::Unsupported(format!("function <{name}>")).into());
+        };
+        let lexical = match t {
+            Term::Literal { value, language: None, .. } => value.trim().to_owned(),
+            Term::Iri(i) if target == "string" => i.clone(),
+            _ => return Err(EvalError::Type),
+        };
+        let n = num(t);
+        let b = boolean(t);
+        Ok(match target {
+            "string" => Term::string(lexical),
+            "integer" => match (n, b) {
+                (Some(Num::Int(i)), _) => Num::Int(i),
+                (Some(n), _) => {
+                    let f = n.f().trunc();
+                    if !f.is_finite() || f.abs() > 9.2e18 {
+                        return Err(EvalError::Type);
+                    }
+                    Num::Int(f as i64)
+                }
+                (None, Some(b)) => Num::Int(i64::from(b)),
+                _ => Num::Int(parse_integer(&lexical).ok_or(EvalError::Type)?),
+            }
+            .term(),
+            "decimal" => match (n, b) {
+                (Some(n), _) if n.f().is_finite() => Num::Dec(n.f()),
+                (Some(_), _) => return Err(EvalError::Type),
+                (None, Some(b)) => Num::Dec(if b { 1.0 } else { 0.0 }),
+                _ => Num::Dec(parse_decimal(&lexical).ok_or(EvalError::Type)?),
+            }
+            .term(),
+            "double" | "float" => {
+                let v = match (n, b) {
+                    (Some(n), _) => n.f(),
+                    (None, Some(b)) => f64::from(u8::from(b)),
+                    _ => parse_double(&lexical).ok_or(EvalError::Type)?,
+                };
+                if target == "double" { Num::Double(v) } else { Num::Float(f64::from(v as f32)) }.term()
+            }
+            "boolean" => match (n, b) {
+                (Some(n), _) => bool_term(n.f() != 0.0 && !n.f().is_nan()),
+                (None, Some(b)) => bool_term(b),
+                _ => match lexical.as_str() {
+                    "true" | "1" => bool_term(true),
+                    "false" | "0" => bool_term(false),
+                    _ => return Err(EvalError::Type),
+                },
+            },
+            "dateTime" | "date" if n.is_none() && b.is_none() => Term::typed(lexical, name),
+            _ => return Err(EvalError::Type),
+        })
+    }
+}
+
+/// YEAR/MONTH/DAY/HOURS/MINUTES/SECONDS/TIMEZONE/TZ of an `xsd:dateTime` or `xsd:date` lexical form.
+fn date_part(f: &Function, v: &str) -> Option<Term> {
+    let neg = v.starts_with('-');
+    let body = v.strip_prefix('-').unwrap_or(v);
+    let (date, rest) = match body.split_once('T') {
+        Some((d, r)) => (d, r),
+        None => (body, ""),
+    };
+    let mut dp = date.splitn(3, '-');
+    let year: i64 = dp.next()?.parse().ok()?;
+    let month: i64 = dp.next()?.parse().ok()?;
+    let day_and_tz = dp.next()?;
+    let day: i64 = day_and_tz.get(..2)?.parse().ok()?;
+    let tail = if rest.is_empty() { day_and_tz.get(2..)? } else { rest };
+    // Split time from timezone.
+    let tz_at = if rest.is_empty() { Some(0) } else { tail.find(['Z', '+', '-']) };
+    let (time, tz) = match tz_at {
+        Some(i) => (tail.get(..i)?, tail.get(i..)?),
+        None => (tail, ""),
+    };
+    let mut tp = time.splitn(3, ':');
+    let hours = tp.next().and_then(|h| h.parse::<i64>().ok());
+    let minutes = tp.next().and_then(|m| m.parse::<i64>().ok());
+    let seconds = tp.next();
+    Some(match f {
+        Function::Year => Num::Int(if neg { -year } else { year }).term(),
+        Function::Month => Num::Int(month).term(),
+        Function::Day => Num::Int(day).term(),
+        Function::Hours => Num::Int(hours?).term(),
+        Function::Minutes => Num::Int(minutes?).term(),
+        Function::Seconds => Term::typed(decimal_lexical(seconds?.parse::<f64>().ok()?), xsd("decimal")),
+        Function::Tz => Term::string(tz),
+        _ => {
+            if tz.is_empty() {
+                return None;
+            }
+            if tz == "Z" {
+                return Some(Term::typed("PT0S", xsd("dayTimeDuration")));
+            }
+            let sign = if tz.starts_with('-') { "-" } else { "" };
+            let (h, m) = tz.get(1..)?.split_once(':')?;
+            let (h, m): (u32, u32) = (h.parse().ok()?, m.parse().ok()?);
+            let mut s = format!("{sign}PT");
+            if h > 0 {
+                s.push_str(&format!("{h}H"));
+            }
+            if m > 0 {
+                s.push_str(&format!("{m}M"));
+            }
+            if h == 0 && m == 0 {
+                s = "PT0S".into();
+            }
+            Term::typed(s, xsd("dayTimeDuration"))
+        }
+    })
+}

@@ -1,0 +1,153 @@
+//! SPARQL-lite: a bounded SPARQL 1.1 query engine over a visibility-tagged RDF store
+//! (CONTRACT §3.9, REFERENCE §5).
+//!
+//! * [`store`]: the dictionary-encoded triple store ([`Store`], [`StoreBuilder`]) with SPO/POS/OSP
+//!   indexes split into partitions, per-triple [`Visibility`] and RDFS entailment at build time.
+//! * [`execute`]: parses a query with Oxigraph's `spargebra` and evaluates it against the store,
+//!   seeing only the triples `can_view` allows, within the work and size bounds of
+//!   [`QueryOptions`].
+//! * [`QueryResults`]: W3C SPARQL 1.1 Query Results JSON and the reference's `compact` form.
+//!
+//! # Supported subset
+//!
+//! `SELECT` (with `*`, expressions, `DISTINCT`, `REDUCED`) and `ASK`; basic graph patterns; group
+//! graph patterns; `OPTIONAL`; `UNION`; `MINUS`; `FILTER` (with `EXISTS`/`NOT EXISTS`); `BIND`;
+//! `VALUES`; subqueries; `GROUP BY` with `COUNT` (incl. `DISTINCT` and `*`), `SUM`, `MIN`, `MAX`,
+//! `AVG`, `SAMPLE`, `GROUP_CONCAT` (with `SEPARATOR`); `HAVING`; `ORDER BY` (`ASC`/`DESC`, SPARQL
+//! term order); `LIMIT`/`OFFSET`; property paths made of IRIs, `^`, `/` and `|`.
+//! Operators: `||`, `&&`, `!`, `=`, `!=`, `<`, `>`, `<=`, `>=`, `+`, `-`, `*`, `/`, `IN`,
+//! `NOT IN`. Functions: see [`eval`](self) — `BOUND`, `IF`, `COALESCE`, `sameTerm`, `isIRI`,
+//! `isURI`, `isBlank`, `isLiteral`, `isNumeric`, `STR`, `LANG`, `LANGMATCHES`, `DATATYPE`, `IRI`,
+//! `STRDT`, `STRLANG`, `REGEX` (flags `i`, `s`, `m`, `x`, `q`), `REPLACE`, `CONTAINS`,
+//! `STRSTARTS`, `STRENDS`, `STRBEFORE`, `STRAFTER`, `LCASE`, `UCASE`, `STRLEN`, `CONCAT`,
+//! `SUBSTR`, `ENCODE_FOR_URI`, `ABS`, `CEIL`, `FLOOR`, `ROUND`, and the XSD casts to
+//! `xsd:string`, `xsd:integer`, `xsd:decimal`, `xsd:double`, `xsd:float`, `xsd:boolean`.
+//!
+//! Rejected with [`SparqlError::Unsupported`] naming the feature: `CONSTRUCT`, `DESCRIBE`,
+//! `FROM`/`FROM NAMED`/`GRAPH` (the store is one default graph, the union of all pages),
+//! `SERVICE`, `*`/`+`/`?`/negated property paths, `LATERAL`, custom functions and aggregates,
+//! and the non-deterministic or clock functions (`RAND`, `NOW`, `UUID`, `STRUUID`, `BNODE`).
+//! SPARQL UPDATE is not a query: it fails with `invalid SPARQL query (note: UPDATE is not
+//! allowed): …` like any other text that does not parse as a query.
+//!
+//! # Bounds
+//!
+//! The solution count is capped at [`QueryOptions::max_limit`] (10,000): a query without
+//! `LIMIT` gets it, a larger `LIMIT` is lowered. Every index entry scanned, every solution
+//! produced and every pair compared in a join costs one step; past
+//! [`QueryOptions::work_limit`] steps the query stops with
+//! `query exceeded the work limit of N steps`. No intermediate solution sequence may exceed
+//! [`QueryOptions::max_rows`] solutions.
+//!
+//! # Order
+//!
+//! Without `ORDER BY`, solutions come in evaluation order, which is deterministic for a given
+//! store and query: a triple pattern yields matches in the order of the index it scans (term ids
+//! follow the dictionary, sorted by [`Term`]'s order), joins keep the left operand's order,
+//! `UNION` gives its left side first, `GROUP BY` groups in order of first appearance.
+
+mod eval;
+mod expr;
+mod results;
+pub mod store;
+pub mod term;
+
+pub use results::QueryResults;
+pub use store::{IdPattern, IndexOrder, PartitionSelection, Store, StoreBuilder, Visibility};
+pub use term::Term;
+
+use thiserror::Error;
+
+/// What can go wrong building a store or running a query.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SparqlError {
+    /// The text is not a SPARQL query (this includes SPARQL UPDATE requests).
+    #[error("invalid SPARQL query (note: UPDATE is not allowed): {0}")]
+    Syntax(String),
+    /// A valid query using a feature outside SPARQL-lite.
+    #[error("unsupported SPARQL feature: {0}")]
+    Unsupported(String),
+    /// The query did more than [`QueryOptions::work_limit`] steps.
+    #[error("query exceeded the work limit of {0} steps")]
+    WorkLimit(u64),
+    /// An intermediate solution sequence grew past [`QueryOptions::max_rows`].
+    #[error("query exceeded the limit of {0} intermediate solutions")]
+    RowLimit(usize),
+    /// A store that cannot be built or used.
+    #[error("invalid RDF store: {0}")]
+    Store(String),
+}
+
+impl From<SparqlError> for crate::error::Error {
+    fn from(e: SparqlError) -> Self {
+        crate::error::Error::Sparql(e.to_string())
+    }
+}
+
+/// Bounds of one query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryOptions {
+    /// Steps (index entries scanned, solutions produced, join pairs compared) before the query
+    /// is stopped. The default, 2,000,000, keeps a query well under a second natively.
+    pub work_limit: u64,
+    /// Maximum number of solutions returned (the forced `LIMIT`); default 10,000.
+    pub max_limit: usize,
+    /// Maximum size of any intermediate solution sequence; default 200,000.
+    pub max_rows: usize,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        QueryOptions { work_limit: 2_000_000, max_limit: 10_000, max_rows: 200_000 }
+    }
+}
+
+/// Counts a query's work against its bounds.
+#[derive(Debug, Clone)]
+pub(crate) struct Budget {
+    used: u64,
+    limit: u64,
+    max_rows: usize,
+}
+
+impl Budget {
+    pub(crate) fn new(opts: &QueryOptions) -> Self {
+        Budget { used: 0, limit: opts.work_limit, max_rows: opts.max_rows }
+    }
+
+    /// One unit of work.
+    pub(crate) fn step(&mut self) -> Result<(), SparqlError> {
+        self.used = self.used.saturating_add(1);
+        if self.used > self.limit {
+            Err(SparqlError::WorkLimit(self.limit))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Checks the size of an intermediate solution sequence.
+    pub(crate) fn rows(&self, n: usize) -> Result<(), SparqlError> {
+        if n > self.max_rows {
+            Err(SparqlError::RowLimit(self.max_rows))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The largest allowed intermediate solution sequence.
+    pub(crate) fn max_rows(&self) -> usize {
+        self.max_rows
+    }
+}
+
+/// Parses and runs `query` over `store`, seeing only public triples and those of pages for
+/// which `can_view(page_key)` is true.
+pub fn execute(
+    store: &Store,
+    query: &str,
+    can_view: &dyn Fn(u32) -> bool,
+    opts: &QueryOptions,
+) -> Result<QueryResults, SparqlError> {
+    let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
+    eval::run(store, &parsed, can_view, opts)
+}

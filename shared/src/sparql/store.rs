@@ -1,0 +1,540 @@
+//! A dictionary-encoded, visibility-tagged RDF triple store built for shards.
+//!
+//! # Layout
+//!
+//! * **Dictionary**: every distinct [`Term`] once, sorted by `Term`'s order; a term's id is its
+//!   position (`u32`). Looking a term up is a binary search, so a reader needs no hash map.
+//! * **Indexes**: the triples three times, as id triples in the orders SPO, POS and OSP, each
+//!   sorted. A triple pattern with any set of bound positions is a *prefix* of one of the three
+//!   orders (s, s+p, s+p+o → SPO; p, p+o → POS; o, o+s → OSP; nothing → SPO), so it is answered
+//!   by one range scan.
+//! * **Partitions**: each index is a list of [`Partition`]s, consecutive runs of its sorted
+//!   entries, each with its first and last key. A reader can ask
+//!   [`Store::partitions_for`] which partitions a pattern touches and fetch only those (POS
+//!   partitions group predicates, SPO partitions group subjects). [`StoreBuilder::partition_size`]
+//!   sets the entries per partition; the default keeps one partition per index.
+//! * **Entries** are packed little-endian `u32` quadruples `(a, b, c, visibility)` in a byte
+//!   string (`serde_bytes`), 16 bytes each, so CBOR carries them as one byte string.
+//!
+//! # Visibility
+//!
+//! Every triple carries a [`Visibility`]: public, or the key of the page that asserted it. The
+//! same triple asserted by several pages is stored once per page (and only once, as public, if
+//! any source is public); a scan yields it once if the caller may view *any* of its copies.
+//! Scans never yield a triple the caller may not view, so nothing built on them (counts, ASK,
+//! OPTIONAL, aggregates) can see it.
+//!
+//! # RDFS entailment
+//!
+//! [`StoreBuilder::build`] materialises the RDFS rules rdfs2 (domain), rdfs3 (range), rdfs5
+//! (subPropertyOf transitivity), rdfs7 (subPropertyOf propagation), rdfs9 (type through
+//! subClassOf) and rdfs11 (subClassOf transitivity). Each rule has two premises; the inferred
+//! triple is visible only to a caller who can view **both**:
+//! public + public → public; public + page k → page k; page k + page k → page k; page k + page
+//! m (k ≠ m) → *not materialised*, because one tag cannot say "viewable only with both pages"
+//! and a single page's tag would leak the other page's fact. (If the same conclusion also
+//! follows from premises with a representable visibility it is kept with that one.)
+
+use super::term::{Term, RDFS_DOMAIN, RDFS_RANGE, RDFS_SUB_CLASS_OF, RDFS_SUB_PROPERTY_OF, RDF_TYPE};
+use super::{Budget, SparqlError};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Who may see a triple.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Visibility {
+    /// Anyone.
+    Public,
+    /// Whoever may view the page with this key (`u32::MAX` is reserved).
+    Page(u32),
+}
+
+/// Packed code of [`Visibility::Public`].
+const PUBLIC: u32 = u32::MAX;
+
+impl Visibility {
+    fn code(self) -> Option<u32> {
+        match self {
+            Visibility::Public => Some(PUBLIC),
+            Visibility::Page(PUBLIC) => None,
+            Visibility::Page(k) => Some(k),
+        }
+    }
+
+    fn from_code(code: u32) -> Self {
+        if code == PUBLIC {
+            Visibility::Public
+        } else {
+            Visibility::Page(code)
+        }
+    }
+}
+
+/// The three sort orders of the indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum IndexOrder {
+    /// subject, predicate, object
+    Spo,
+    /// predicate, object, subject
+    Pos,
+    /// object, subject, predicate
+    Osp,
+}
+
+impl IndexOrder {
+    /// Reorders an `(s, p, o)` triple into this index's key order.
+    fn key(self, [s, p, o]: [u32; 3]) -> [u32; 3] {
+        match self {
+            IndexOrder::Spo => [s, p, o],
+            IndexOrder::Pos => [p, o, s],
+            IndexOrder::Osp => [o, s, p],
+        }
+    }
+
+    /// Turns a key of this index back into `(s, p, o)`.
+    fn triple(self, [a, b, c]: [u32; 3]) -> [u32; 3] {
+        match self {
+            IndexOrder::Spo => [a, b, c],
+            IndexOrder::Pos => [c, a, b],
+            IndexOrder::Osp => [b, c, a],
+        }
+    }
+}
+
+/// A triple pattern over term ids: `None` is a wildcard.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdPattern {
+    /// Subject id, if bound.
+    pub subject: Option<u32>,
+    /// Predicate id, if bound.
+    pub predicate: Option<u32>,
+    /// Object id, if bound.
+    pub object: Option<u32>,
+}
+
+impl IdPattern {
+    /// The index whose order makes the bound positions a prefix, with that prefix.
+    fn plan(&self) -> (IndexOrder, Vec<u32>) {
+        match (self.subject, self.predicate, self.object) {
+            (Some(s), Some(p), Some(o)) => (IndexOrder::Spo, vec![s, p, o]),
+            (Some(s), Some(p), None) => (IndexOrder::Spo, vec![s, p]),
+            (Some(s), None, None) => (IndexOrder::Spo, vec![s]),
+            (None, None, None) => (IndexOrder::Spo, vec![]),
+            (None, Some(p), Some(o)) => (IndexOrder::Pos, vec![p, o]),
+            (None, Some(p), None) => (IndexOrder::Pos, vec![p]),
+            (Some(s), None, Some(o)) => (IndexOrder::Osp, vec![o, s]),
+            (None, None, Some(o)) => (IndexOrder::Osp, vec![o]),
+        }
+    }
+}
+
+/// Which index and which of its partitions a pattern needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionSelection {
+    /// The index to scan.
+    pub index: IndexOrder,
+    /// Positions of the needed partitions in that index's partition list (ascending).
+    pub partitions: Vec<usize>,
+}
+
+/// A run of consecutive entries of one index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partition {
+    /// Key of the first entry (in the index's order).
+    pub first: [u32; 3],
+    /// Key of the last entry.
+    pub last: [u32; 3],
+    /// Packed little-endian `(a, b, c, visibility)` `u32` quadruples, sorted.
+    #[serde(with = "serde_bytes")]
+    pub entries: Vec<u8>,
+}
+
+const ENTRY: usize = 16;
+
+impl Partition {
+    fn len(&self) -> usize {
+        self.entries.len() / ENTRY
+    }
+
+    fn entry(&self, i: usize) -> Option<([u32; 3], u32)> {
+        let bytes = self.entries.get(i.checked_mul(ENTRY)?..i.checked_mul(ENTRY)?.checked_add(ENTRY)?)?;
+        let word = |k: usize| -> Option<u32> {
+            let b: [u8; 4] = bytes.get(k * 4..k * 4 + 4)?.try_into().ok()?;
+            Some(u32::from_le_bytes(b))
+        };
+        Some(([word(0)?, word(1)?, word(2)?], word(3)?))
+    }
+
+    /// First position whose key is `>= lo` (binary search).
+    fn lower_bound(&self, lo: &[u32; 3]) -> usize {
+        let (mut a, mut b) = (0usize, self.len());
+        while a < b {
+            let mid = a + (b - a) / 2;
+            match self.entry(mid) {
+                Some((k, _)) if k < *lo => a = mid + 1,
+                _ => b = mid,
+            }
+        }
+        a
+    }
+}
+
+/// One sorted permutation of the triples.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Index {
+    /// Its order.
+    pub order: IndexOrder,
+    /// Its partitions, in key order.
+    pub partitions: Vec<Partition>,
+}
+
+/// The store: dictionary plus three indexes. Immutable; build it with [`StoreBuilder`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Store {
+    /// Format version of this structure.
+    pub version: u32,
+    /// The dictionary, sorted; id = position.
+    pub terms: Vec<Term>,
+    /// SPO index.
+    pub spo: Index,
+    /// POS index.
+    pub pos: Index,
+    /// OSP index.
+    pub osp: Index,
+}
+
+/// Format version written by this code.
+pub const STORE_VERSION: u32 = 1;
+
+fn prefix_range(prefix: &[u32]) -> ([u32; 3], [u32; 3]) {
+    let mut lo = [0u32; 3];
+    let mut hi = [u32::MAX; 3];
+    for (i, v) in prefix.iter().enumerate().take(3) {
+        if let (Some(l), Some(h)) = (lo.get_mut(i), hi.get_mut(i)) {
+            *l = *v;
+            *h = *v;
+        }
+    }
+    (lo, hi)
+}
+
+impl Store {
+    /// An empty store.
+    pub fn empty() -> Self {
+        let idx = |order| Index { order, partitions: Vec::new() };
+        Store { version: STORE_VERSION, terms: Vec::new(), spo: idx(IndexOrder::Spo), pos: idx(IndexOrder::Pos), osp: idx(IndexOrder::Osp) }
+    }
+
+    /// The id of a term, if the dictionary has it.
+    pub fn id_of(&self, term: &Term) -> Option<u32> {
+        self.terms.binary_search(term).ok().and_then(|i| u32::try_from(i).ok())
+    }
+
+    /// The term of an id.
+    pub fn term(&self, id: u32) -> Option<&Term> {
+        self.terms.get(usize::try_from(id).ok()?)
+    }
+
+    /// Number of stored entries (a triple asserted by several restricted pages counts once per page).
+    pub fn entry_count(&self) -> usize {
+        self.spo.partitions.iter().map(Partition::len).sum()
+    }
+
+    fn index(&self, order: IndexOrder) -> &Index {
+        match order {
+            IndexOrder::Spo => &self.spo,
+            IndexOrder::Pos => &self.pos,
+            IndexOrder::Osp => &self.osp,
+        }
+    }
+
+    /// Which index, and which of its partitions, answer `pattern`.
+    pub fn partitions_for(&self, pattern: &IdPattern) -> PartitionSelection {
+        let (order, prefix) = pattern.plan();
+        let (lo, hi) = prefix_range(&prefix);
+        let partitions = self
+            .index(order)
+            .partitions
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.last >= lo && p.first <= hi)
+            .map(|(i, _)| i)
+            .collect();
+        PartitionSelection { index: order, partitions }
+    }
+
+    /// Every viewable triple matching `pattern`, as `(s, p, o)` ids, in index order, each once.
+    /// Every index entry examined costs one step of `budget`.
+    pub(crate) fn scan(
+        &self,
+        pattern: &IdPattern,
+        can_view: &dyn Fn(u32) -> bool,
+        budget: &mut Budget,
+        out: &mut dyn FnMut([u32; 3]) -> Result<(), SparqlError>,
+    ) -> Result<(), SparqlError> {
+        let (order, prefix) = pattern.plan();
+        let (lo, hi) = prefix_range(&prefix);
+        let index = self.index(order);
+        let mut last: Option<[u32; 3]> = None;
+        for part in &index.partitions {
+            if part.last < lo || part.first > hi {
+                continue;
+            }
+            let mut i = part.lower_bound(&lo);
+            while let Some((key, vis)) = part.entry(i) {
+                if key > hi {
+                    break;
+                }
+                budget.step()?;
+                i += 1;
+                if last == Some(key) {
+                    continue;
+                }
+                if vis == PUBLIC || can_view(vis) {
+                    last = Some(key);
+                    out(order.triple(key))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every stored entry as terms with visibility, in SPO order (for inspection and tests).
+    pub fn entries(&self) -> Vec<(Term, Term, Term, Visibility)> {
+        let mut out = Vec::new();
+        for part in &self.spo.partitions {
+            let mut i = 0;
+            while let Some(([s, p, o], vis)) = part.entry(i) {
+                i += 1;
+                if let (Some(s), Some(p), Some(o)) = (self.term(s), self.term(p), self.term(o)) {
+                    out.push((s.clone(), p.clone(), o.clone(), Visibility::from_code(vis)));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Collects triples and builds a [`Store`].
+#[derive(Debug, Clone)]
+pub struct StoreBuilder {
+    ids: HashMap<Term, u32>,
+    terms: Vec<Term>,
+    facts: HashMap<[u32; 3], Vec<u32>>,
+    partition_size: usize,
+    entailment: bool,
+    reserved_page: bool,
+}
+
+impl Default for StoreBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Adds visibility `code` to a normalised set (public alone, or distinct pages); true if it grew.
+fn add_vis(set: &mut Vec<u32>, code: u32) -> bool {
+    if set.contains(&PUBLIC) || set.contains(&code) {
+        return false;
+    }
+    if code == PUBLIC {
+        set.clear();
+    }
+    set.push(code);
+    true
+}
+
+/// Visibility of a conclusion from two premises (see the module docs); `None` when unrepresentable.
+fn meet(a: u32, b: u32) -> Option<u32> {
+    if a == PUBLIC {
+        Some(b)
+    } else if b == PUBLIC || a == b {
+        Some(a)
+    } else {
+        None
+    }
+}
+
+impl StoreBuilder {
+    /// A builder with RDFS entailment on and one partition per index.
+    pub fn new() -> Self {
+        StoreBuilder {
+            ids: HashMap::new(),
+            terms: Vec::new(),
+            facts: HashMap::new(),
+            partition_size: usize::MAX,
+            entailment: true,
+            reserved_page: false,
+        }
+    }
+
+    /// Entries per partition (at least 1); the default is one partition per index.
+    pub fn partition_size(mut self, entries: usize) -> Self {
+        self.partition_size = entries.max(1);
+        self
+    }
+
+    /// Turns RDFS entailment on (the default) or off.
+    pub fn entailment(mut self, on: bool) -> Self {
+        self.entailment = on;
+        self
+    }
+
+    fn intern(&mut self, term: Term) -> u32 {
+        if let Some(id) = self.ids.get(&term) {
+            return *id;
+        }
+        let id = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
+        self.terms.push(term.clone());
+        self.ids.insert(term, id);
+        id
+    }
+
+    /// Adds one triple seen by whoever `visibility` allows. Duplicates are merged.
+    pub fn add(&mut self, subject: Term, predicate: Term, object: Term, visibility: Visibility) {
+        let Some(code) = visibility.code() else {
+            self.reserved_page = true;
+            return;
+        };
+        let t = [self.intern(subject), self.intern(predicate), self.intern(object)];
+        add_vis(self.facts.entry(t).or_default(), code);
+    }
+
+    /// Number of distinct triples added so far (before entailment).
+    pub fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    /// Whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty()
+    }
+
+    /// Materialises the RDFS closure into `self.facts` (naive fixpoint; hierarchies are shallow).
+    fn entail(&mut self) {
+        let ty = self.intern(Term::iri(RDF_TYPE));
+        let sub_class = self.intern(Term::iri(RDFS_SUB_CLASS_OF));
+        let sub_prop = self.intern(Term::iri(RDFS_SUB_PROPERTY_OF));
+        let domain = self.intern(Term::iri(RDFS_DOMAIN));
+        let range = self.intern(Term::iri(RDFS_RANGE));
+        let literal: Vec<bool> = self.terms.iter().map(Term::is_literal).collect();
+        let is_literal = |id: u32| literal.get(id as usize).copied().unwrap_or(false);
+        // Each round derives from the facts of the previous one; the closure is reached when a
+        // round adds nothing. Rounds are bounded by the hierarchies' depth; the cap is a guard.
+        for _round in 0..256 {
+            let mut schema: HashMap<(u32, u32), Vec<(u32, u32)>> = HashMap::new();
+            for (&[s, p, o], vis) in &self.facts {
+                if p == sub_class || p == sub_prop || p == domain || p == range {
+                    let list = schema.entry((p, s)).or_default();
+                    for &v in vis {
+                        list.push((o, v));
+                    }
+                }
+            }
+            let none: Vec<(u32, u32)> = Vec::new();
+            let get = |p: u32, s: u32| schema.get(&(p, s)).unwrap_or(&none);
+            let mut derived: Vec<([u32; 3], u32)> = Vec::new();
+            let mut facts: Vec<(&[u32; 3], &Vec<u32>)> = self.facts.iter().collect();
+            facts.sort_unstable_by_key(|(t, _)| **t);
+            for (&[s, p, o], vis) in facts {
+                for &v in vis {
+                    let mut push = |t: [u32; 3], v2: u32| {
+                        if let Some(m) = meet(v, v2) {
+                            derived.push((t, m));
+                        }
+                    };
+                    if p == sub_prop || p == sub_class {
+                        for &(o2, v2) in get(p, o) {
+                            push([s, p, o2], v2); // rdfs5 / rdfs11
+                        }
+                    }
+                    for &(q, v2) in get(sub_prop, p) {
+                        push([s, q, o], v2); // rdfs7
+                    }
+                    if p == ty {
+                        for &(d, v2) in get(sub_class, o) {
+                            push([s, ty, d], v2); // rdfs9
+                        }
+                    }
+                    for &(c, v2) in get(domain, p) {
+                        push([s, ty, c], v2); // rdfs2
+                    }
+                    if !is_literal(o) {
+                        for &(c, v2) in get(range, p) {
+                            push([o, ty, c], v2); // rdfs3
+                        }
+                    }
+                }
+            }
+            let mut grew = false;
+            for (t, v) in derived {
+                grew |= add_vis(self.facts.entry(t).or_default(), v);
+            }
+            if !grew {
+                break;
+            }
+        }
+    }
+
+    /// Builds the store (entailment, dictionary sort, indexes).
+    pub fn build(mut self) -> Result<Store, SparqlError> {
+        if self.reserved_page {
+            return Err(SparqlError::Store("page key u32::MAX is reserved".into()));
+        }
+        if self.entailment && !self.facts.is_empty() {
+            self.entail();
+        }
+        // Sort the dictionary and renumber, keeping only terms that occur in a triple.
+        let mut used = vec![false; self.terms.len()];
+        for t in self.facts.keys() {
+            for id in t {
+                if let Some(u) = used.get_mut(*id as usize) {
+                    *u = true;
+                }
+            }
+        }
+        let mut order: Vec<u32> = (0..self.terms.len()).filter(|&i| used.get(i).copied().unwrap_or(false)).filter_map(|i| u32::try_from(i).ok()).collect();
+        order.sort_unstable_by(|a, b| self.terms.get(*a as usize).cmp(&self.terms.get(*b as usize)));
+        let mut remap = vec![u32::MAX; self.terms.len()];
+        for (new, old) in order.iter().enumerate() {
+            if let Some(r) = remap.get_mut(*old as usize) {
+                *r = u32::try_from(new).map_err(|_| SparqlError::Store("too many terms".into()))?;
+            }
+        }
+        let terms: Vec<Term> = order.iter().filter_map(|&old| self.terms.get(old as usize).cloned()).collect();
+        let map = |id: u32| remap.get(id as usize).copied().unwrap_or(u32::MAX);
+        let mut entries: Vec<([u32; 3], u32)> = Vec::with_capacity(self.facts.len());
+        for (t, vis) in &self.facts {
+            let t = [map(t[0]), map(t[1]), map(t[2])];
+            for &v in vis {
+                entries.push((t, v));
+            }
+        }
+        let build_index = |order: IndexOrder| -> Index {
+            let mut keyed: Vec<([u32; 3], u32)> = entries.iter().map(|(t, v)| (order.key(*t), *v)).collect();
+            keyed.sort_unstable();
+            let partitions = keyed
+                .chunks(self.partition_size.min(keyed.len().max(1)))
+                .filter_map(|chunk| {
+                    let first = chunk.first()?.0;
+                    let last = chunk.last()?.0;
+                    let mut bytes = Vec::with_capacity(chunk.len() * ENTRY);
+                    for (k, v) in chunk {
+                        for w in [k[0], k[1], k[2], *v] {
+                            bytes.extend_from_slice(&w.to_le_bytes());
+                        }
+                    }
+                    Some(Partition { first, last, entries: bytes })
+                })
+                .collect();
+            Index { order, partitions }
+        };
+        Ok(Store {
+            version: STORE_VERSION,
+            terms,
+            spo: build_index(IndexOrder::Spo),
+            pos: build_index(IndexOrder::Pos),
+            osp: build_index(IndexOrder::Osp),
+        })
+    }
+}
