@@ -32,6 +32,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) budget: Budget,
     slots: HashMap<String, usize>,
     pub(crate) regexes: HashMap<(String, String), regex::Regex>,
+    /// The query's base IRI, for `IRI()` of relative references.
+    pub(crate) base: Option<oxiri::Iri<String>>,
 }
 
 type R<T> = Result<T, SparqlError>;
@@ -296,15 +298,119 @@ impl<'a> Ctx<'a> {
                 })?;
                 out
             }
-            PropertyPathExpression::ZeroOrMore(_) => return unsupported("property path operator '*'"),
-            PropertyPathExpression::OneOrMore(_) => return unsupported("property path operator '+'"),
-            PropertyPathExpression::ZeroOrOne(_) => return unsupported("property path operator '?'"),
+            PropertyPathExpression::ZeroOrMore(inner) | PropertyPathExpression::OneOrMore(inner) | PropertyPathExpression::ZeroOrOne(inner) => {
+                let zero = !matches!(path, PropertyPathExpression::OneOrMore(_));
+                let many = !matches!(path, PropertyPathExpression::ZeroOrOne(_));
+                let mut out = Vec::new();
+                match (s, o) {
+                    (Some(s), _) => {
+                        for y in self.reach(inner, s, true, zero, many)? {
+                            if o.is_none_or(|o| o == y) {
+                                out.push((s, y));
+                            }
+                        }
+                    }
+                    (None, Some(o)) => {
+                        for x in self.reach(inner, o, false, zero, many)? {
+                            out.push((x, o));
+                        }
+                    }
+                    (None, None) => {
+                        let mut nodes = std::collections::BTreeSet::new();
+                        let store = self.store;
+                        store.scan(&IdPattern::default(), self.can_view, &mut self.budget, &mut |t| {
+                            nodes.insert(t[0]);
+                            nodes.insert(t[2]);
+                            Ok(())
+                        })?;
+                        for n in nodes {
+                            for y in self.reach(inner, n, true, zero, many)? {
+                                out.push((n, y));
+                            }
+                            self.check_rows(out.len())?;
+                        }
+                    }
+                }
+                out
+            }
         })
+    }
+
+    /// Nodes reachable from `start` through `inner` (forward or backward): including `start`
+    /// when `zero`, one step only unless `many`. Each node once, in discovery order.
+    fn reach(&mut self, inner: &PropertyPathExpression, start: u32, forward: bool, zero: bool, many: bool) -> R<Vec<u32>> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        if zero {
+            seen.insert(start);
+            out.push(start);
+        }
+        let mut frontier = vec![start];
+        while !frontier.is_empty() {
+            let mut next = Vec::new();
+            for n in frontier {
+                let pairs = if forward { self.path_pairs(inner, Some(n), None)? } else { self.path_pairs(inner, None, Some(n))? };
+                for (x, y) in pairs {
+                    let m = if forward { y } else { x };
+                    self.budget.step()?;
+                    if seen.insert(m) {
+                        out.push(m);
+                        next.push(m);
+                    }
+                }
+            }
+            self.check_rows(out.len())?;
+            if !many {
+                break;
+            }
+            frontier = next;
+        }
+        Ok(out)
+    }
+
+    /// A constant of a pattern that the store does not hold.
+    fn absent_constant(&self, tp: &TermPattern) -> Option<Term> {
+        let t = match tp {
+            TermPattern::NamedNode(n) => Term::iri(n.as_str()),
+            TermPattern::Literal(l) => term_of_literal(l),
+            _ => return None,
+        };
+        self.store.id_of(&t).is_none().then_some(t)
     }
 
     fn path(&mut self, subject: &TermPattern, path: &PropertyPathExpression, object: &TermPattern, input: Vec<Row>) -> R<Vec<Row>> {
         let sp = self.pos(subject)?;
         let op = self.pos(object)?;
+        if matches!(path, PropertyPathExpression::ZeroOrMore(_) | PropertyPathExpression::ZeroOrOne(_)) {
+            // A constant the store lacks has no edges: only the zero-length path matches it.
+            let absent = match (self.absent_constant(subject), self.absent_constant(object)) {
+                (Some(t), None) => Some((t, op)),
+                (None, Some(t)) => Some((t, sp)),
+                (Some(a), Some(b)) if a == b => Some((a, Pos::Const(None))),
+                (Some(_), Some(_)) => return Ok(Vec::new()),
+                (None, None) => None,
+            };
+            if let Some((t, other)) = absent {
+                let v = Value::Computed(Rc::new(t));
+                let mut out = Vec::new();
+                for mut row in input {
+                    self.budget.step()?;
+                    match other {
+                        Pos::Var(slot) => match get(&row, slot) {
+                            None => {
+                                set(&mut row, slot, v.clone());
+                                out.push(row);
+                            }
+                            Some(x) if *x == v => out.push(row),
+                            Some(_) => {}
+                        },
+                        Pos::Const(None) => out.push(row),
+                        Pos::Const(Some(_)) => {}
+                    }
+                }
+                return Ok(out);
+            }
+        }
         let mut out = Vec::new();
         for row in input {
             let (Ok(s), Ok(o)) = (Self::resolve(sp, &row), Self::resolve(op, &row)) else { continue };
@@ -556,7 +662,9 @@ impl<'a> Ctx<'a> {
                     })
                     .collect())
             }
-            GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } => {
+            // REDUCED permits, but does not require, eliminating duplicates: keep them all.
+            GraphPattern::Reduced { inner } => self.eval(inner),
+            GraphPattern::Distinct { inner } => {
                 let rows = self.eval(inner)?;
                 let mut seen: HashSet<Vec<Option<Value>>> = HashSet::new();
                 let mut out = Vec::new();
@@ -690,16 +798,16 @@ fn head(gp: &GraphPattern) -> Vec<String> {
 
 /// Runs a parsed query.
 pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, opts: &QueryOptions) -> R<QueryResults> {
-    let (pattern, dataset, ask) = match query {
-        Query::Select { pattern, dataset, .. } => (pattern, dataset, false),
-        Query::Ask { pattern, dataset, .. } => (pattern, dataset, true),
+    let (pattern, dataset, base, ask) = match query {
+        Query::Select { pattern, dataset, base_iri } => (pattern, dataset, base_iri, false),
+        Query::Ask { pattern, dataset, base_iri } => (pattern, dataset, base_iri, true),
         Query::Construct { .. } => return unsupported("CONSTRUCT (only SELECT and ASK are supported)"),
         Query::Describe { .. } => return unsupported("DESCRIBE (only SELECT and ASK are supported)"),
     };
     if dataset.is_some() {
         return unsupported("FROM / FROM NAMED (the store is one default graph)");
     }
-    let mut ctx = Ctx { store, can_view, budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new() };
+    let mut ctx = Ctx { store, can_view, budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
     let mut rows = ctx.eval(pattern)?;
     if ask {
         return Ok(QueryResults::Boolean(!rows.is_empty()));

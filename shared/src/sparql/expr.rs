@@ -1,8 +1,8 @@
 //! Expression evaluation: SPARQL operators, functions, effective boolean value, term order.
 //!
-//! Numbers are `xsd:integer` (and its derived types) as `i64`, `xsd:decimal` as `f64` (exact
-//! enough for the wiki's counts and averages; printed in decimal notation), `xsd:float` and
-//! `xsd:double` as `f64`. A type error makes a `FILTER` false and leaves a `BIND` unbound, as
+//! Numbers are `xsd:integer` (and its derived types) as `i64`, `xsd:decimal` as a fixed-point
+//! `i128` with 18 fractional digits (exact for sums and averages of the wiki's numbers), and
+//! `xsd:float`/`xsd:double` as `f64`. A type error makes a `FILTER` false and leaves a `BIND` unbound, as
 //! SPARQL says; only bounds and unsupported features abort a query.
 
 use super::eval::{get, term_of_literal, Ctx, Row};
@@ -57,7 +57,8 @@ fn xsd_local(datatype: &str) -> Option<&str> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Num {
     Int(i64),
-    Dec(f64),
+    /// Fixed point: value × 10^18.
+    Dec(i128),
     Float(f64),
     Double(f64),
 }
@@ -75,13 +76,23 @@ impl Num {
     fn f(self) -> f64 {
         match self {
             Num::Int(i) => i as f64,
-            Num::Dec(f) | Num::Float(f) | Num::Double(f) => f,
+            Num::Dec(d) => d as f64 / DEC_SCALE as f64,
+            Num::Float(f) | Num::Double(f) => f,
+        }
+    }
+
+    /// The value as a fixed-point decimal, for integers and decimals.
+    fn dec(self) -> Option<i128> {
+        match self {
+            Num::Int(i) => i128::from(i).checked_mul(DEC_SCALE),
+            Num::Dec(d) => Some(d),
+            _ => None,
         }
     }
 
     fn with_rank(rank: u8, v: f64) -> Num {
         match rank {
-            0 | 1 => Num::Dec(v),
+            0 | 1 => Num::Dec(dec_from_f64(v)),
             2 => Num::Float(f64::from(v as f32)),
             _ => Num::Double(v),
         }
@@ -90,19 +101,44 @@ impl Num {
     pub(crate) fn term(self) -> Term {
         match self {
             Num::Int(i) => Term::typed(i.to_string(), xsd("integer")),
-            Num::Dec(f) => Term::typed(decimal_lexical(f), xsd("decimal")),
-            Num::Float(f) => Term::typed(double_lexical(f), xsd("float")),
+            Num::Dec(d) => Term::typed(decimal_lexical(d), xsd("decimal")),
+            Num::Float(f) => Term::typed(float_lexical(f as f32), xsd("float")),
             Num::Double(f) => Term::typed(double_lexical(f), xsd("double")),
         }
     }
 }
 
-fn decimal_lexical(f: f64) -> String {
-    if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e17 {
-        format!("{f:.1}")
+/// 10^18: the fixed-point scale of decimals.
+const DEC_SCALE: i128 = 1_000_000_000_000_000_000;
+
+fn dec_from_f64(f: f64) -> i128 {
+    if f.is_finite() && f.abs() < 1.0e20 {
+        (f * DEC_SCALE as f64).round() as i128
     } else {
-        format!("{f}")
+        0
     }
+}
+
+/// Canonical decimal lexical form: at least one digit on each side of the point.
+fn decimal_lexical(d: i128) -> String {
+    let int = d / DEC_SCALE;
+    let frac = (d % DEC_SCALE).unsigned_abs();
+    let mut f = format!("{frac:018}");
+    while f.len() > 1 && f.ends_with('0') {
+        f.pop();
+    }
+    let sign = if d < 0 && int == 0 { "-" } else { "" };
+    format!("{sign}{int}.{f}")
+}
+
+fn num_cmp(a: Num, b: Num) -> Option<Ordering> {
+    if let (Num::Int(i), Num::Int(j)) = (a, b) {
+        return Some(i.cmp(&j));
+    }
+    if let (Some(x), Some(y)) = (a.dec(), b.dec()) {
+        return Some(x.cmp(&y));
+    }
+    a.f().partial_cmp(&b.f())
 }
 
 fn double_lexical(f: f64) -> String {
@@ -119,14 +155,67 @@ fn double_lexical(f: f64) -> String {
     }
 }
 
-fn parse_decimal(s: &str) -> Option<f64> {
-    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
-    let valid = !body.is_empty() && body.chars().all(|c| c.is_ascii_digit() || c == '.') && body.chars().filter(|&c| c == '.').count() <= 1 && body != ".";
-    if valid {
-        s.parse().ok()
-    } else {
-        None
+fn float_lexical(f: f32) -> String {
+    if f.is_nan() {
+        return "NaN".into();
     }
+    if f.is_infinite() {
+        return if f > 0.0 { "INF".into() } else { "-INF".into() };
+    }
+    let s = format!("{f:E}");
+    match s.split_once('E') {
+        Some((m, e)) if !m.contains('.') => format!("{m}.0E{e}"),
+        _ => s,
+    }
+}
+
+/// XPath's canonical string of a number (`xsd:string(?n)`): integers and integral decimals
+/// without a fraction, other decimals in plain notation, floats and doubles in plain notation
+/// between 1e-6 and 1e6 and in exponent notation outside.
+fn number_string(n: Num) -> String {
+    match n {
+        Num::Int(i) => i.to_string(),
+        Num::Dec(d) => {
+            let s = decimal_lexical(d);
+            s.strip_suffix(".0").map(str::to_owned).unwrap_or(s)
+        }
+        Num::Float(f) | Num::Double(f) => {
+            let abs = f.abs();
+            if f.is_finite() && (abs == 0.0 || (1e-6..1e6).contains(&abs)) {
+                if f.fract() == 0.0 {
+                    format!("{}", f as i64)
+                } else if matches!(n, Num::Float(_)) {
+                    format!("{}", f as f32)
+                } else {
+                    format!("{f}")
+                }
+            } else if matches!(n, Num::Float(_)) {
+                float_lexical(f as f32)
+            } else {
+                double_lexical(f)
+            }
+        }
+    }
+}
+
+fn parse_decimal(s: &str) -> Option<i128> {
+    let neg = s.starts_with('-');
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    if int.is_empty() && frac.is_empty() || !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for c in int.chars() {
+        v = v.checked_mul(10)?.checked_add(i128::from(c.to_digit(10)?))?;
+    }
+    v = v.checked_mul(DEC_SCALE)?;
+    let mut scale = DEC_SCALE / 10;
+    for c in frac.chars().take(18) {
+        v = v.checked_add(i128::from(c.to_digit(10)?) * scale)?;
+        scale /= 10;
+    }
+    Some(if neg { -v } else { v })
 }
 
 fn parse_double(s: &str) -> Option<f64> {
@@ -219,7 +308,16 @@ fn known_datatype(dt: &str) -> bool {
 /// `a = b` (RDFterm-equal with value comparison for known datatypes).
 pub(crate) fn equals(a: &Term, b: &Term) -> E<bool> {
     if let (Some(x), Some(y)) = (num(a), num(b)) {
-        return Ok(x.f() == y.f() || matches!((x, y), (Num::Int(i), Num::Int(j)) if i == j));
+        return Ok(num_cmp(x, y) == Some(Ordering::Equal));
+    }
+    if let (Some(x), Some(y)) = (datetime(a), datetime(b)) {
+        return match (x, y) {
+            ((dx, _, _), (dy, _, _)) if dx != dy => Ok(false),
+            ((_, vx, tx), (_, vy, ty)) => match datetime_cmp((vx, tx), (vy, ty)) {
+                Some(o) => Ok(o == Ordering::Equal),
+                None => Err(EvalError::Type),
+            },
+        };
     }
     if let (Some(x), Some(y)) = (boolean(a), boolean(b)) {
         return Ok(x == y);
@@ -231,6 +329,7 @@ pub(crate) fn equals(a: &Term, b: &Term) -> E<bool> {
         return Ok(true);
     }
     match (a, b) {
+        (Term::Literal { language: la, .. }, Term::Literal { language: lb, .. }) if la.is_some() || lb.is_some() => Ok(false),
         (Term::Literal { datatype: da, language: la, .. }, Term::Literal { datatype: db, language: lb, .. }) => {
             let da_ok = known_datatype(da) && (num(a).is_some() || boolean(a).is_some() || !is_numeric_type(da) && xsd_local(da) != Some("boolean"));
             let db_ok = known_datatype(db) && (num(b).is_some() || boolean(b).is_some() || !is_numeric_type(db) && xsd_local(db) != Some("boolean"));
@@ -247,10 +346,7 @@ pub(crate) fn equals(a: &Term, b: &Term) -> E<bool> {
 /// `a < b` style comparison; `Ok(None)` when unordered (NaN).
 pub(crate) fn compare(a: &Term, b: &Term) -> E<Option<Ordering>> {
     if let (Some(x), Some(y)) = (num(a), num(b)) {
-        if let (Num::Int(i), Num::Int(j)) = (x, y) {
-            return Ok(Some(i.cmp(&j)));
-        }
-        return Ok(x.f().partial_cmp(&y.f()));
+        return Ok(num_cmp(x, y));
     }
     if let (Some(x), Some(y)) = (simple_str(a), simple_str(b)) {
         return Ok(Some(x.cmp(y)));
@@ -258,9 +354,9 @@ pub(crate) fn compare(a: &Term, b: &Term) -> E<Option<Ordering>> {
     if let (Some(x), Some(y)) = (boolean(a), boolean(b)) {
         return Ok(Some(x.cmp(&y)));
     }
-    if let (Term::Literal { value: va, datatype: da, language: None }, Term::Literal { value: vb, datatype: db, language: None }) = (a, b) {
-        if da == db && matches!(xsd_local(da), Some("dateTime" | "date")) {
-            return Ok(Some(va.cmp(vb)));
+    if let (Some((dx, vx, tx)), Some((dy, vy, ty))) = (datetime(a), datetime(b)) {
+        if dx == dy {
+            return datetime_cmp((vx, tx), (vy, ty)).map(Some).ok_or(EvalError::Type);
         }
     }
     Err(EvalError::Type)
@@ -285,6 +381,103 @@ pub(crate) fn ebv(t: &Term) -> E<bool> {
     Err(EvalError::Type)
 }
 
+/// Days from 1970-01-01 to a proleptic Gregorian civil date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parses an `xsd:dateTime` or `xsd:date` lexical form into seconds since the epoch (UTC
+/// when a timezone is given) and whether a timezone was given.
+pub(crate) fn parse_datetime(v: &str, date_only: bool) -> Option<(f64, bool)> {
+    let (neg, body) = match v.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, v),
+    };
+    let (date, rest, tz_part) = if date_only {
+        // yyyy-mm-dd, then an optional timezone.
+        let end = body.find('-')?.checked_add(6)?;
+        (body.get(..end)?, "", body.get(end..)?)
+    } else {
+        let (d, r) = body.split_once('T')?;
+        (d, r, "")
+    };
+    let mut dp = date.split('-');
+    let (ys, ms, ds) = (dp.next()?, dp.next()?, dp.next()?);
+    if dp.next().is_some() || ys.len() < 4 || ms.len() != 2 || ds.len() != 2 || !ys.chars().chain(ms.chars()).chain(ds.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (y, m, d): (i64, i64, i64) = (ys.parse().ok()?, ms.parse().ok()?, ds.parse().ok()?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let y = if neg { -y } else { y };
+    let (mut secs, tz) = if date_only {
+        (0.0, tz_part)
+    } else {
+        let split = rest.find(['Z', '+', '-']).unwrap_or(rest.len());
+        let (time, tz) = (rest.get(..split)?, rest.get(split..)?);
+        let mut tp = time.split(':');
+        let (hs, mins, ss) = (tp.next()?, tp.next()?, tp.next()?);
+        if tp.next().is_some() || hs.len() != 2 || mins.len() != 2 || ss.len() < 2 || !hs.chars().chain(mins.chars()).all(|c| c.is_ascii_digit()) || !ss.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return None;
+        }
+        let (h, mi, s): (f64, f64, f64) = (hs.parse().ok()?, mins.parse().ok()?, ss.parse().ok()?);
+        if h > 24.0 || mi > 59.0 || s >= 60.0 {
+            return None;
+        }
+        (h * 3600.0 + mi * 60.0 + s, tz)
+    };
+    secs += days_from_civil(y, m, d) as f64 * 86_400.0;
+    let has_tz = !tz.is_empty();
+    if tz == "Z" || tz.is_empty() {
+        return Some((secs, has_tz));
+    }
+    let sign = if tz.starts_with('-') { -1.0 } else { 1.0 };
+    let (th, tm) = tz.get(1..)?.split_once(':')?;
+    if th.len() != 2 || tm.len() != 2 {
+        return None;
+    }
+    let (th, tm): (f64, f64) = (th.parse().ok()?, tm.parse().ok()?);
+    Some((secs - sign * (th * 3600.0 + tm * 60.0), true))
+}
+
+/// `(is_date, seconds, has_timezone)` of a well-formed `xsd:dateTime`/`xsd:date` literal.
+fn datetime(t: &Term) -> Option<(bool, f64, bool)> {
+    let Term::Literal { value, datatype, language: None } = t else { return None };
+    let date_only = match xsd_local(datatype)? {
+        "dateTime" => false,
+        "date" => true,
+        _ => return None,
+    };
+    let (v, tz) = parse_datetime(value, date_only)?;
+    Some((date_only, v, tz))
+}
+
+/// XPath order of two date/time values (seconds, has timezone). A value without a timezone may
+/// lie anywhere within ±14 h of its UTC reading, so against one with a timezone the order is
+/// only known outside that window; `None` means indeterminate.
+fn datetime_cmp(a: (f64, bool), b: (f64, bool)) -> Option<Ordering> {
+    if a.1 == b.1 {
+        return a.0.partial_cmp(&b.0);
+    }
+    let w = 14.0 * 3600.0;
+    let range = |(v, tz): (f64, bool)| if tz { (v, v) } else { (v - w, v + w) };
+    let ((alo, ahi), (blo, bhi)) = (range(a), range(b));
+    if ahi < blo {
+        Some(Ordering::Less)
+    } else if alo > bhi {
+        Some(Ordering::Greater)
+    } else {
+        None
+    }
+}
+
 /// A totally ordered key realising SPARQL's ORDER BY order: unbound < blank nodes < IRIs <
 /// literals; numbers by value, strings by code point, then other literals by lexical form.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -295,7 +488,7 @@ pub(crate) enum SortKey {
     Bool(bool),
     Num(TotalF64, String, String),
     Str(String, String),
-    DateTime(String, String),
+    DateTime(TotalF64, String),
     Other(String, String, String),
 }
 
@@ -334,8 +527,8 @@ pub(crate) fn sort_key(t: Option<&Term>) -> SortKey {
             if datatype == XSD_STRING || datatype == RDF_LANG_STRING {
                 return SortKey::Str(value.clone(), language.clone().unwrap_or_default());
             }
-            if matches!(xsd_local(datatype), Some("dateTime" | "date")) {
-                return SortKey::DateTime(value.clone(), datatype.clone());
+            if let Some((_, secs, _)) = datetime(t) {
+                return SortKey::DateTime(TotalF64(secs), value.clone());
             }
             SortKey::Other(datatype.clone(), value.clone(), language.clone().unwrap_or_default())
         }
@@ -352,12 +545,29 @@ fn arith(a: Num, b: Num, op: char) -> E<Num> {
                 if y == 0 {
                     return Err(EvalError::Type);
                 }
-                return Ok(Num::Dec(x as f64 / y as f64));
+                let q = i128::from(x).checked_mul(DEC_SCALE).ok_or(EvalError::Type)? / i128::from(y);
+                return Ok(Num::Dec(q));
             }
         };
         return r.map(Num::Int).ok_or(EvalError::Type);
     }
     let rank = a.rank().max(b.rank());
+    if let (Some(x), Some(y)) = (a.dec(), b.dec()) {
+        let exact = match op {
+            '+' => x.checked_add(y),
+            '-' => x.checked_sub(y),
+            '*' => x.checked_mul(y).map(|p| p / DEC_SCALE),
+            _ => {
+                if y == 0 {
+                    return Err(EvalError::Type);
+                }
+                x.checked_mul(DEC_SCALE).map(|p| p / y)
+            }
+        };
+        if let Some(v) = exact {
+            return Ok(Num::Dec(v));
+        }
+    }
     let (x, y) = (a.f(), b.f());
     if op == '/' && y == 0.0 && rank <= 1 {
         return Err(EvalError::Type);
@@ -393,23 +603,16 @@ pub(crate) fn avg(ts: &[Term]) -> Option<Term> {
     arith(acc, Num::Int(n), '/').ok().map(Num::term)
 }
 
-/// `GROUP_CONCAT` of string values.
+/// `GROUP_CONCAT` of literal values: a simple literal.
 pub(crate) fn group_concat(ts: &[Term], sep: &str) -> Option<Term> {
     let mut parts = Vec::with_capacity(ts.len());
-    let mut lang: Option<Option<&str>> = None;
     for t in ts {
-        let (v, l) = match t {
-            Term::Literal { value, language, .. } => (value.as_str(), language.as_deref()),
+        match t {
+            Term::Literal { value, .. } => parts.push(value.as_str()),
             _ => return None,
-        };
-        lang = match lang {
-            None => Some(l),
-            Some(prev) if prev == l => Some(prev),
-            Some(_) => Some(None),
-        };
-        parts.push(v);
+        }
     }
-    Some(string_like(lang.flatten(), parts.join(sep)))
+    Some(Term::string(parts.join(sep)))
 }
 
 /// Whether two string arguments are compatible (SPARQL 17.4.3.1.1).
@@ -552,7 +755,7 @@ impl Ctx<'_> {
                 let x = self.expr(a, row)?;
                 match num(&x).ok_or(EvalError::Type)? {
                     Num::Int(i) => Num::Int(i.checked_neg().ok_or(EvalError::Type)?),
-                    Num::Dec(f) => Num::Dec(-f),
+                    Num::Dec(d) => Num::Dec(-d),
                     Num::Float(f) => Num::Float(-f),
                     Num::Double(f) => Num::Double(-f),
                 }
@@ -649,7 +852,13 @@ impl Ctx<'_> {
             },
             Function::Iri => match arg(0)? {
                 Term::Iri(i) => Term::iri(i.clone()),
-                t => Term::iri(simple_str(t).ok_or(EvalError::Type)?),
+                t => {
+                    let s = simple_str(t).ok_or(EvalError::Type)?;
+                    match &self.base {
+                        Some(base) => Term::iri(base.resolve(s).map_err(|_| EvalError::Type)?.into_inner()),
+                        None => Term::iri(oxiri::Iri::parse(s.to_owned()).map_err(|_| EvalError::Type)?.into_inner()),
+                    }
+                }
             },
             Function::Abs | Function::Ceil | Function::Floor | Function::Round => {
                 let n = num_arg(0)?;
@@ -661,7 +870,12 @@ impl Ctx<'_> {
                 };
                 match n {
                     Num::Int(i) => Num::Int(if matches!(f, Function::Abs) { i.checked_abs().ok_or(EvalError::Type)? } else { i }),
-                    Num::Dec(x) => Num::Dec(op(x)),
+                    Num::Dec(x) => Num::Dec(match f {
+                        Function::Abs => x.abs(),
+                        Function::Floor => x.div_euclid(DEC_SCALE) * DEC_SCALE,
+                        Function::Ceil => -((-x).div_euclid(DEC_SCALE) * DEC_SCALE),
+                        _ => (x + DEC_SCALE / 2).div_euclid(DEC_SCALE) * DEC_SCALE,
+                    }),
                     Num::Float(x) => Num::Float(op(x)),
                     Num::Double(x) => Num::Double(op(x)),
                 }
@@ -802,7 +1016,11 @@ impl Ctx<'_> {
         let n = num(t);
         let b = boolean(t);
         Ok(match target {
-            "string" => Term::string(lexical),
+            "string" => match (n, b) {
+                (Some(n), _) => Term::string(number_string(n)),
+                (None, Some(b)) => Term::string(if b { "true" } else { "false" }),
+                _ => Term::string(lexical),
+            },
             "integer" => match (n, b) {
                 (Some(Num::Int(i)), _) => Num::Int(i),
                 (Some(n), _) => {
@@ -817,9 +1035,12 @@ impl Ctx<'_> {
             }
             .term(),
             "decimal" => match (n, b) {
-                (Some(n), _) if n.f().is_finite() => Num::Dec(n.f()),
-                (Some(_), _) => return Err(EvalError::Type),
-                (None, Some(b)) => Num::Dec(if b { 1.0 } else { 0.0 }),
+                (Some(n), _) => match n.dec() {
+                    Some(d) => Num::Dec(d),
+                    None if n.f().is_finite() => Num::Dec(dec_from_f64(n.f())),
+                    None => return Err(EvalError::Type),
+                },
+                (None, Some(b)) => Num::Dec(if b { DEC_SCALE } else { 0 }),
                 _ => Num::Dec(parse_decimal(&lexical).ok_or(EvalError::Type)?),
             }
             .term(),
@@ -840,7 +1061,7 @@ impl Ctx<'_> {
                     _ => return Err(EvalError::Type),
                 },
             },
-            "dateTime" | "date" if n.is_none() && b.is_none() => Term::typed(lexical, name),
+            "dateTime" | "date" if n.is_none() && b.is_none() && parse_datetime(&lexical, target == "date").is_some() => Term::typed(lexical, name),
             _ => return Err(EvalError::Type),
         })
     }
@@ -876,7 +1097,7 @@ fn date_part(f: &Function, v: &str) -> Option<Term> {
         Function::Day => Num::Int(day).term(),
         Function::Hours => Num::Int(hours?).term(),
         Function::Minutes => Num::Int(minutes?).term(),
-        Function::Seconds => Term::typed(decimal_lexical(seconds?.parse::<f64>().ok()?), xsd("decimal")),
+        Function::Seconds => Term::typed(decimal_lexical(parse_decimal(seconds?)?), xsd("decimal")),
         Function::Tz => Term::string(tz),
         _ => {
             if tz.is_empty() {
