@@ -177,6 +177,7 @@ impl<'a> Ctx<'a> {
             let free = [s.is_none(), p.is_none(), o.is_none()];
             let store = self.store;
             let can_view = self.can_view;
+            let before = out.len();
             store.scan(&idp, can_view, &mut self.budget, &mut |t: [u32; 3]| {
                 let mut new = row.clone();
                 for i in 0..3 {
@@ -197,6 +198,7 @@ impl<'a> Ctx<'a> {
                 }
                 Ok(())
             })?;
+            self.budget.produced(out.len() - before)?;
         }
         Ok(out)
     }
@@ -427,7 +429,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
                 if ok {
-                    self.budget.step()?;
+                    self.budget.produced(1)?;
                     out.push(new);
                 }
             }
@@ -449,6 +451,7 @@ impl<'a> Ctx<'a> {
             for r in &right {
                 self.budget.step()?;
                 if let Some(m) = merge(l, r) {
+                    self.budget.produced(1)?;
                     out.push(m);
                 }
             }
@@ -473,7 +476,7 @@ impl<'a> Ctx<'a> {
                 let v = self.value_of(term);
                 set(&mut row, *slot, v);
             }
-            self.budget.step()?;
+            self.budget.produced(1)?;
             out.push(row);
         }
         Ok(out)
@@ -539,10 +542,12 @@ impl<'a> Ctx<'a> {
                         };
                         if keep {
                             matched = true;
+                            self.budget.produced(1)?;
                             out.push(c);
                         }
                     }
                     if !matched {
+                        self.budget.produced(1)?;
                         out.push(l);
                     }
                     self.check_rows(out.len())?;

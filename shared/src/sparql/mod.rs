@@ -33,8 +33,8 @@
 //! # Bounds
 //!
 //! The solution count is capped at [`QueryOptions::max_limit`] (10,000): a query without
-//! `LIMIT` gets it, a larger `LIMIT` is lowered. Every index entry scanned, every solution
-//! produced and every pair compared in a join costs one step; past
+//! `LIMIT` gets it, a larger `LIMIT` is lowered. Every index entry scanned costs one step, every
+//! solution and every pair compared in a join costs one step; past
 //! [`QueryOptions::work_limit`] steps the query stops with
 //! `query exceeded the work limit of N steps`. No intermediate solution sequence may exceed
 //! [`QueryOptions::max_rows`] solutions.
@@ -51,6 +51,8 @@ mod expr;
 mod results;
 pub mod store;
 pub mod term;
+#[cfg(test)]
+mod tests;
 
 pub use results::QueryResults;
 pub use store::{IdPattern, IndexOrder, PartitionSelection, Store, StoreBuilder, Visibility};
@@ -87,20 +89,24 @@ impl From<SparqlError> for crate::error::Error {
 /// Bounds of one query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueryOptions {
-    /// Steps (index entries scanned, solutions produced, join pairs compared) before the query
-    /// is stopped. The default, 2,000,000, keeps a query well under a second natively.
+    /// Steps (index entries scanned, join pairs compared, [`ROW_COST`] per solution produced)
+    /// before the query is stopped. The default, 2,000,000, keeps a query well under a second
+    /// natively and bounds the solutions a query can build to 250,000.
     pub work_limit: u64,
     /// Maximum number of solutions returned (the forced `LIMIT`); default 10,000.
     pub max_limit: usize,
-    /// Maximum size of any intermediate solution sequence; default 200,000.
+    /// Maximum size of any intermediate solution sequence (a memory backstop); default 250,000.
     pub max_rows: usize,
 }
 
 impl Default for QueryOptions {
     fn default() -> Self {
-        QueryOptions { work_limit: 2_000_000, max_limit: 10_000, max_rows: 200_000 }
+        QueryOptions { work_limit: 2_000_000, max_limit: 10_000, max_rows: 250_000 }
     }
 }
+
+/// Steps charged for each solution produced (an index entry examined costs one).
+pub const ROW_COST: u64 = 8;
 
 /// Counts a query's work against its bounds.
 #[derive(Debug, Clone)]
@@ -118,6 +124,18 @@ impl Budget {
     /// One unit of work.
     pub(crate) fn step(&mut self) -> Result<(), SparqlError> {
         self.used = self.used.saturating_add(1);
+        if self.used > self.limit {
+            Err(SparqlError::WorkLimit(self.limit))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Charges `n` solutions produced: materialising a solution (clone, allocation) costs
+    /// [`ROW_COST`] steps, so the work limit also bounds the total number of solutions built.
+    pub(crate) fn produced(&mut self, n: usize) -> Result<(), SparqlError> {
+        let cost = u64::try_from(n).unwrap_or(u64::MAX).saturating_mul(ROW_COST);
+        self.used = self.used.saturating_add(cost);
         if self.used > self.limit {
             Err(SparqlError::WorkLimit(self.limit))
         } else {
