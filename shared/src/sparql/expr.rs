@@ -409,7 +409,7 @@ pub(crate) fn parse_datetime(v: &str, date_only: bool) -> Option<(f64, bool)> {
     };
     let mut dp = date.split('-');
     let (ys, ms, ds) = (dp.next()?, dp.next()?, dp.next()?);
-    if dp.next().is_some() || ys.len() < 4 || ms.len() != 2 || ds.len() != 2 || !ys.chars().chain(ms.chars()).chain(ds.chars()).all(|c| c.is_ascii_digit()) {
+    if dp.next().is_some() || ys.len() < 4 || ys.len() > 9 || ms.len() != 2 || ds.len() != 2 || !ys.chars().chain(ms.chars()).chain(ds.chars()).all(|c| c.is_ascii_digit()) {
         return None;
     }
     let (y, m, d): (i64, i64, i64) = (ys.parse().ok()?, ms.parse().ok()?, ds.parse().ok()?);
@@ -545,7 +545,7 @@ fn arith(a: Num, b: Num, op: char) -> E<Num> {
                 if y == 0 {
                     return Err(EvalError::Type);
                 }
-                let q = i128::from(x).checked_mul(DEC_SCALE).ok_or(EvalError::Type)? / i128::from(y);
+                let q = i128::from(x).checked_mul(DEC_SCALE).and_then(|p| p.checked_div(i128::from(y))).ok_or(EvalError::Type)?;
                 return Ok(Num::Dec(q));
             }
         };
@@ -556,12 +556,12 @@ fn arith(a: Num, b: Num, op: char) -> E<Num> {
         let exact = match op {
             '+' => x.checked_add(y),
             '-' => x.checked_sub(y),
-            '*' => x.checked_mul(y).map(|p| p / DEC_SCALE),
+            '*' => x.checked_mul(y).and_then(|p| p.checked_div(DEC_SCALE)),
             _ => {
                 if y == 0 {
                     return Err(EvalError::Type);
                 }
-                x.checked_mul(DEC_SCALE).map(|p| p / y)
+                x.checked_mul(DEC_SCALE).and_then(|p| p.checked_div(y))
             }
         };
         if let Some(v) = exact {
@@ -755,7 +755,7 @@ impl Ctx<'_> {
                 let x = self.expr(a, row)?;
                 match num(&x).ok_or(EvalError::Type)? {
                     Num::Int(i) => Num::Int(i.checked_neg().ok_or(EvalError::Type)?),
-                    Num::Dec(d) => Num::Dec(-d),
+                    Num::Dec(d) => Num::Dec(d.checked_neg().ok_or(EvalError::Type)?),
                     Num::Float(f) => Num::Float(-f),
                     Num::Double(f) => Num::Double(-f),
                 }
@@ -870,12 +870,15 @@ impl Ctx<'_> {
                 };
                 match n {
                     Num::Int(i) => Num::Int(if matches!(f, Function::Abs) { i.checked_abs().ok_or(EvalError::Type)? } else { i }),
-                    Num::Dec(x) => Num::Dec(match f {
-                        Function::Abs => x.abs(),
-                        Function::Floor => x.div_euclid(DEC_SCALE) * DEC_SCALE,
-                        Function::Ceil => -((-x).div_euclid(DEC_SCALE) * DEC_SCALE),
-                        _ => (x + DEC_SCALE / 2).div_euclid(DEC_SCALE) * DEC_SCALE,
-                    }),
+                    Num::Dec(x) => Num::Dec(
+                        match f {
+                            Function::Abs => x.checked_abs(),
+                            Function::Floor => x.div_euclid(DEC_SCALE).checked_mul(DEC_SCALE),
+                            Function::Ceil => x.checked_neg().and_then(|n| n.div_euclid(DEC_SCALE).checked_mul(DEC_SCALE)).and_then(i128::checked_neg),
+                            _ => x.checked_add(DEC_SCALE / 2).and_then(|y| y.div_euclid(DEC_SCALE).checked_mul(DEC_SCALE)),
+                        }
+                        .ok_or(EvalError::Type)?,
+                    ),
                     Num::Float(x) => Num::Float(op(x)),
                     Num::Double(x) => Num::Double(op(x)),
                 }

@@ -158,6 +158,36 @@ impl Budget {
     }
 }
 
+/// Longest query text accepted (bytes).
+pub const MAX_QUERY_BYTES: usize = 32 * 1024;
+/// Deepest bracket nesting accepted in the query text (checked before parsing).
+pub const MAX_BRACKET_NESTING: usize = 64;
+/// Deepest algebra tree accepted (checked iteratively after parsing).
+pub const MAX_ALGEBRA_DEPTH: usize = 128;
+
+/// Rejects texts whose size or bracket nesting could exhaust the parser's or evaluator's stack
+/// (a WASM function has about 1 MiB). Brackets inside string literals and comments count
+/// too: this is a conservative bound, far above what real queries use.
+fn check_shape(query: &str) -> Result<(), SparqlError> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(SparqlError::Unsupported(format!("queries longer than {MAX_QUERY_BYTES} bytes")));
+    }
+    let mut depth = 0usize;
+    for c in query.chars() {
+        match c {
+            '(' | '{' | '[' => {
+                depth += 1;
+                if depth > MAX_BRACKET_NESTING {
+                    return Err(SparqlError::Unsupported(format!("brackets nested deeper than {MAX_BRACKET_NESTING} levels")));
+                }
+            }
+            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Parses and runs `query` over `store`, seeing only public triples and those of pages for
 /// which `can_view(page_key)` is true.
 pub fn execute(
@@ -166,6 +196,7 @@ pub fn execute(
     can_view: &dyn Fn(u32) -> bool,
     opts: &QueryOptions,
 ) -> Result<QueryResults, SparqlError> {
+    check_shape(query)?;
     let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
     eval::run(store, &parsed, can_view, opts)
 }

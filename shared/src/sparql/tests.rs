@@ -318,3 +318,23 @@ fn output_order_without_order_by_is_deterministic() {
     sorted.sort();
     assert_eq!(preds, sorted);
 }
+
+#[test]
+fn deeply_nested_queries_are_rejected_not_crashing() {
+    let s = wiki();
+    let depth = 5_000;
+    let q = format!("SELECT * WHERE {{ ?s ?p ?o FILTER({}?o{}) }}", "(".repeat(depth), ")".repeat(depth));
+    let e = execute(&s, &q, &all, &QueryOptions::default()).expect_err("too deep");
+    assert!(e.to_string().contains("deeper than"), "{e}");
+    let q = format!("SELECT * WHERE {}?s ?p ?o{}", "{ ".repeat(depth), " }".repeat(depth));
+    assert!(execute(&s, &q, &all, &QueryOptions::default()).is_err());
+    // Deep trees without brackets: long operator chains and long OPTIONAL chains.
+    let q = format!("SELECT * WHERE {{ ?s ?p ?o FILTER(?o {}) }}", "+ ?o ".repeat(1000));
+    let e = execute(&s, &q, &all, &QueryOptions::default()).expect_err("too deep");
+    assert!(e.to_string().contains("deeper than"), "{e}");
+    let q = format!("SELECT * WHERE {{ ?s ?p ?o {} }}", "OPTIONAL { ?s ?p ?x } ".repeat(200));
+    let e = execute(&s, &q, &all, &QueryOptions::default()).expect_err("too deep");
+    assert!(e.to_string().contains("deeper than"), "{e}");
+    let q = format!("SELECT * WHERE {{ ?s ?p ?o }} {}", " ".repeat(MAX_QUERY_BYTES));
+    assert!(execute(&s, &q, &all, &QueryOptions::default()).expect_err("too long").to_string().contains("longer than"));
+}
