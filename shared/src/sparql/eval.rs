@@ -28,7 +28,8 @@ pub(crate) type Row = Vec<Option<Value>>;
 /// State of one query evaluation.
 pub(crate) struct Ctx<'a> {
     pub(crate) store: &'a Store,
-    pub(crate) can_view: &'a dyn Fn(u32) -> bool,
+    /// The visibility groups the caller may view (decided once per query).
+    pub(crate) groups: Vec<usize>,
     pub(crate) budget: Budget,
     slots: HashMap<String, usize>,
     pub(crate) regexes: HashMap<(String, String), regex::Regex>,
@@ -176,9 +177,8 @@ impl<'a> Ctx<'a> {
             let idp = IdPattern { subject: s, predicate: p, object: o };
             let free = [s.is_none(), p.is_none(), o.is_none()];
             let store = self.store;
-            let can_view = self.can_view;
             let before = out.len();
-            store.scan(&idp, can_view, &mut self.budget, &mut |t: [u32; 3]| {
+            store.scan(&self.groups, &idp, &mut self.budget, &mut |t: [u32; 3]| {
                 let mut new = row.clone();
                 for i in 0..3 {
                     if !free[i] {
@@ -257,7 +257,7 @@ impl<'a> Ctx<'a> {
                 let mut out = Vec::new();
                 let store = self.store;
                 let max_rows = self.budget_rows();
-                store.scan(&IdPattern { subject: s, predicate: Some(p), object: o }, self.can_view, &mut self.budget, &mut |t| {
+                store.scan(&self.groups, &IdPattern { subject: s, predicate: Some(p), object: o }, &mut self.budget, &mut |t| {
                     out.push((t[0], t[2]));
                     if out.len() > max_rows {
                         return Err(SparqlError::RowLimit(max_rows));
@@ -289,7 +289,7 @@ impl<'a> Ctx<'a> {
                 let mut out = Vec::new();
                 let store = self.store;
                 let max_rows = self.budget_rows();
-                store.scan(&IdPattern { subject: s, predicate: None, object: o }, self.can_view, &mut self.budget, &mut |t| {
+                store.scan(&self.groups, &IdPattern { subject: s, predicate: None, object: o }, &mut self.budget, &mut |t| {
                     if !excluded.contains(&t[1]) {
                         out.push((t[0], t[2]));
                         if out.len() > max_rows {
@@ -320,7 +320,7 @@ impl<'a> Ctx<'a> {
                     (None, None) => {
                         let mut nodes = std::collections::BTreeSet::new();
                         let store = self.store;
-                        store.scan(&IdPattern::default(), self.can_view, &mut self.budget, &mut |t| {
+                        store.scan(&self.groups, &IdPattern::default(), &mut self.budget, &mut |t| {
                             nodes.insert(t[0]);
                             nodes.insert(t[2]);
                             Ok(())
@@ -899,7 +899,7 @@ pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, 
     if depth(pattern, super::MAX_ALGEBRA_DEPTH) > super::MAX_ALGEBRA_DEPTH {
         return unsupported(&format!("queries nested deeper than {} operators", super::MAX_ALGEBRA_DEPTH));
     }
-    let mut ctx = Ctx { store, can_view, budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
+    let mut ctx = Ctx { store, groups: store.viewable_groups(can_view), budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
     let mut rows = ctx.eval(pattern)?;
     if ask {
         return Ok(QueryResults::Boolean(!rows.is_empty()));

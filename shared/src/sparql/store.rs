@@ -8,21 +8,21 @@
 //!   sorted. A triple pattern with any set of bound positions is a *prefix* of one of the three
 //!   orders (s, s+p, s+p+o → SPO; p, p+o → POS; o, o+s → OSP; nothing → SPO), so it is answered
 //!   by one range scan.
+//! * **Visibility groups**: the triples are split by [`Visibility`] — one group of public
+//!   triples, then one group per restricted page key — and each group has its own three
+//!   indexes. A query first decides, once, which groups the caller may view and never touches
+//!   the others: restricted triples cost a caller who cannot see them nothing, so neither
+//!   results, counts, `ASK`, `OPTIONAL`, aggregates, nor the work-limit error can depend on
+//!   them ("restricted and nonexistent look identical", CONTRACT §3.5). A triple asserted by a
+//!   public source and by pages is stored only in the public group; one asserted by several
+//!   pages is stored in each of their groups and yielded once if the caller can view any.
 //! * **Partitions**: each index is a list of [`Partition`]s, consecutive runs of its sorted
-//!   entries, each with its first and last key. A reader can ask
-//!   [`Store::partitions_for`] which partitions a pattern touches and fetch only those (POS
-//!   partitions group predicates, SPO partitions group subjects). [`StoreBuilder::partition_size`]
-//!   sets the entries per partition; the default keeps one partition per index.
-//! * **Entries** are packed little-endian `u32` quadruples `(a, b, c, visibility)` in a byte
-//!   string (`serde_bytes`), 16 bytes each, so CBOR carries them as one byte string.
-//!
-//! # Visibility
-//!
-//! Every triple carries a [`Visibility`]: public, or the key of the page that asserted it. The
-//! same triple asserted by several pages is stored once per page (and only once, as public, if
-//! any source is public); a scan yields it once if the caller may view *any* of its copies.
-//! Scans never yield a triple the caller may not view, so nothing built on them (counts, ASK,
-//! OPTIONAL, aggregates) can see it.
+//!   entries with their first and last key. [`Store::partitions_for`] says which partitions
+//!   (of which groups) a pattern touches, so a reader can fetch only those: POS partitions
+//!   group predicates, SPO partitions group subjects. [`StoreBuilder::partition_size`] sets the
+//!   entries per partition; the default keeps one partition per index.
+//! * **Entries** are packed little-endian `u32` triples `(a, b, c)` in a byte string
+//!   (`serde_bytes`), 12 bytes each, so CBOR carries each partition as one byte string.
 //!
 //! # RDFS entailment
 //!
@@ -38,36 +38,15 @@
 use super::term::{Term, RDFS_DOMAIN, RDFS_RANGE, RDFS_SUB_CLASS_OF, RDFS_SUB_PROPERTY_OF, RDF_TYPE};
 use super::{Budget, SparqlError};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Who may see a triple.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Visibility {
     /// Anyone.
     Public,
-    /// Whoever may view the page with this key (`u32::MAX` is reserved).
+    /// Whoever may view the page with this key.
     Page(u32),
-}
-
-/// Packed code of [`Visibility::Public`].
-const PUBLIC: u32 = u32::MAX;
-
-impl Visibility {
-    fn code(self) -> Option<u32> {
-        match self {
-            Visibility::Public => Some(PUBLIC),
-            Visibility::Page(PUBLIC) => None,
-            Visibility::Page(k) => Some(k),
-        }
-    }
-
-    fn from_code(code: u32) -> Self {
-        if code == PUBLIC {
-            Visibility::Public
-        } else {
-            Visibility::Page(code)
-        }
-    }
 }
 
 /// The three sort orders of the indexes.
@@ -128,13 +107,24 @@ impl IdPattern {
     }
 }
 
-/// Which index and which of its partitions a pattern needs.
+/// One partition a pattern needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionRef {
+    /// Position of the visibility group in [`Store::groups`].
+    pub group: usize,
+    /// That group's visibility.
+    pub visibility: Visibility,
+    /// Position of the partition in the group's index.
+    pub partition: usize,
+}
+
+/// Which index, and which of its partitions, a pattern needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionSelection {
-    /// The index to scan.
+    /// The index to scan (in every group).
     pub index: IndexOrder,
-    /// Positions of the needed partitions in that index's partition list (ascending).
-    pub partitions: Vec<usize>,
+    /// The needed partitions, by group then position.
+    pub partitions: Vec<PartitionRef>,
 }
 
 /// A run of consecutive entries of one index.
@@ -144,25 +134,26 @@ pub struct Partition {
     pub first: [u32; 3],
     /// Key of the last entry.
     pub last: [u32; 3],
-    /// Packed little-endian `(a, b, c, visibility)` `u32` quadruples, sorted.
+    /// Packed little-endian `(a, b, c)` `u32` triples, sorted, distinct.
     #[serde(with = "serde_bytes")]
     pub entries: Vec<u8>,
 }
 
-const ENTRY: usize = 16;
+const ENTRY: usize = 12;
 
 impl Partition {
     fn len(&self) -> usize {
         self.entries.len() / ENTRY
     }
 
-    fn entry(&self, i: usize) -> Option<([u32; 3], u32)> {
-        let bytes = self.entries.get(i.checked_mul(ENTRY)?..i.checked_mul(ENTRY)?.checked_add(ENTRY)?)?;
+    fn entry(&self, i: usize) -> Option<[u32; 3]> {
+        let start = i.checked_mul(ENTRY)?;
+        let bytes = self.entries.get(start..start.checked_add(ENTRY)?)?;
         let word = |k: usize| -> Option<u32> {
             let b: [u8; 4] = bytes.get(k * 4..k * 4 + 4)?.try_into().ok()?;
             Some(u32::from_le_bytes(b))
         };
-        Some(([word(0)?, word(1)?, word(2)?], word(3)?))
+        Some([word(0)?, word(1)?, word(2)?])
     }
 
     /// First position whose key is `>= lo` (binary search).
@@ -171,15 +162,19 @@ impl Partition {
         while a < b {
             let mid = a + (b - a) / 2;
             match self.entry(mid) {
-                Some((k, _)) if k < *lo => a = mid + 1,
+                Some(k) if k < *lo => a = mid + 1,
                 _ => b = mid,
             }
         }
         a
     }
+
+    fn overlaps(&self, lo: &[u32; 3], hi: &[u32; 3]) -> bool {
+        self.last >= *lo && self.first <= *hi
+    }
 }
 
-/// One sorted permutation of the triples.
+/// One sorted permutation of a group's triples.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Index {
     /// Its order.
@@ -188,19 +183,38 @@ pub struct Index {
     pub partitions: Vec<Partition>,
 }
 
-/// The store: dictionary plus three indexes. Immutable; build it with [`StoreBuilder`].
+/// The triples of one visibility, three times indexed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Store {
-    /// Format version of this structure.
-    pub version: u32,
-    /// The dictionary, sorted; id = position.
-    pub terms: Vec<Term>,
+pub struct Group {
+    /// Who may see these triples.
+    pub visibility: Visibility,
     /// SPO index.
     pub spo: Index,
     /// POS index.
     pub pos: Index,
     /// OSP index.
     pub osp: Index,
+}
+
+impl Group {
+    fn index(&self, order: IndexOrder) -> &Index {
+        match order {
+            IndexOrder::Spo => &self.spo,
+            IndexOrder::Pos => &self.pos,
+            IndexOrder::Osp => &self.osp,
+        }
+    }
+}
+
+/// The store: dictionary plus visibility groups. Immutable; build it with [`StoreBuilder`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Store {
+    /// Format version of this structure.
+    pub version: u32,
+    /// The dictionary, sorted; id = position.
+    pub terms: Vec<Term>,
+    /// Visibility groups: public first (if any), then pages by ascending key.
+    pub groups: Vec<Group>,
 }
 
 /// Format version written by this code.
@@ -221,8 +235,7 @@ fn prefix_range(prefix: &[u32]) -> ([u32; 3], [u32; 3]) {
 impl Store {
     /// An empty store.
     pub fn empty() -> Self {
-        let idx = |order| Index { order, partitions: Vec::new() };
-        Store { version: STORE_VERSION, terms: Vec::new(), spo: idx(IndexOrder::Spo), pos: idx(IndexOrder::Pos), osp: idx(IndexOrder::Osp) }
+        Store { version: STORE_VERSION, terms: Vec::new(), groups: Vec::new() }
     }
 
     /// The id of a term, if the dictionary has it.
@@ -237,77 +250,105 @@ impl Store {
 
     /// Number of stored entries (a triple asserted by several restricted pages counts once per page).
     pub fn entry_count(&self) -> usize {
-        self.spo.partitions.iter().map(Partition::len).sum()
+        self.groups.iter().flat_map(|g| &g.spo.partitions).map(Partition::len).sum()
     }
 
-    fn index(&self, order: IndexOrder) -> &Index {
-        match order {
-            IndexOrder::Spo => &self.spo,
-            IndexOrder::Pos => &self.pos,
-            IndexOrder::Osp => &self.osp,
-        }
-    }
-
-    /// Which index, and which of its partitions, answer `pattern`.
-    pub fn partitions_for(&self, pattern: &IdPattern) -> PartitionSelection {
-        let (order, prefix) = pattern.plan();
-        let (lo, hi) = prefix_range(&prefix);
-        let partitions = self
-            .index(order)
-            .partitions
+    /// The groups a caller may view: the public one and those of pages `can_view` allows.
+    /// `can_view` is asked once per restricted group.
+    pub fn viewable_groups(&self, can_view: &dyn Fn(u32) -> bool) -> Vec<usize> {
+        self.groups
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.last >= lo && p.first <= hi)
+            .filter(|(_, g)| match g.visibility {
+                Visibility::Public => true,
+                Visibility::Page(k) => can_view(k),
+            })
             .map(|(i, _)| i)
-            .collect();
+            .collect()
+    }
+
+    /// Which index, and which partitions of the groups the caller may view, answer `pattern`.
+    pub fn partitions_for(&self, pattern: &IdPattern, can_view: &dyn Fn(u32) -> bool) -> PartitionSelection {
+        let (order, prefix) = pattern.plan();
+        let (lo, hi) = prefix_range(&prefix);
+        let mut partitions = Vec::new();
+        for gi in self.viewable_groups(can_view) {
+            let Some(group) = self.groups.get(gi) else { continue };
+            for (pi, p) in group.index(order).partitions.iter().enumerate() {
+                if p.overlaps(&lo, &hi) {
+                    partitions.push(PartitionRef { group: gi, visibility: group.visibility, partition: pi });
+                }
+            }
+        }
         PartitionSelection { index: order, partitions }
     }
 
-    /// Every viewable triple matching `pattern`, as `(s, p, o)` ids, in index order, each once.
-    /// Every index entry examined costs one step of `budget`.
+    /// Every triple of the `groups` matching `pattern`, as `(s, p, o)` ids, in index order,
+    /// each once. Every index entry examined costs one step of `budget`.
     pub(crate) fn scan(
         &self,
+        groups: &[usize],
         pattern: &IdPattern,
-        can_view: &dyn Fn(u32) -> bool,
         budget: &mut Budget,
         out: &mut dyn FnMut([u32; 3]) -> Result<(), SparqlError>,
     ) -> Result<(), SparqlError> {
         let (order, prefix) = pattern.plan();
         let (lo, hi) = prefix_range(&prefix);
-        let index = self.index(order);
-        let mut last: Option<[u32; 3]> = None;
-        for part in &index.partitions {
-            if part.last < lo || part.first > hi {
-                continue;
-            }
-            let mut i = part.lower_bound(&lo);
-            while let Some((key, vis)) = part.entry(i) {
-                if key > hi {
-                    break;
-                }
-                budget.step()?;
-                i += 1;
-                if last == Some(key) {
+        let each = |group: &Group, f: &mut dyn FnMut([u32; 3]) -> Result<(), SparqlError>, budget: &mut Budget| -> Result<(), SparqlError> {
+            for part in &group.index(order).partitions {
+                if !part.overlaps(&lo, &hi) {
                     continue;
                 }
-                if vis == PUBLIC || can_view(vis) {
-                    last = Some(key);
-                    out(order.triple(key))?;
+                let mut i = part.lower_bound(&lo);
+                while let Some(key) = part.entry(i) {
+                    if key > hi {
+                        break;
+                    }
+                    budget.step()?;
+                    i += 1;
+                    f(key)?;
                 }
             }
+            Ok(())
+        };
+        match groups {
+            [] => Ok(()),
+            [only] => match self.groups.get(*only) {
+                Some(g) => each(g, &mut |key| out(order.triple(key)), budget),
+                None => Ok(()),
+            },
+            many => {
+                // Several groups: gather, then merge into one sorted, duplicate-free sequence.
+                let mut keys: Vec<[u32; 3]> = Vec::new();
+                for gi in many {
+                    if let Some(g) = self.groups.get(*gi) {
+                        each(g, &mut |key| {
+                            keys.push(key);
+                            Ok(())
+                        }, budget)?;
+                    }
+                }
+                keys.sort_unstable();
+                keys.dedup();
+                for key in keys {
+                    out(order.triple(key))?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
-    /// Every stored entry as terms with visibility, in SPO order (for inspection and tests).
+    /// Every stored entry as terms with visibility, by group then SPO order (for inspection).
     pub fn entries(&self) -> Vec<(Term, Term, Term, Visibility)> {
         let mut out = Vec::new();
-        for part in &self.spo.partitions {
-            let mut i = 0;
-            while let Some(([s, p, o], vis)) = part.entry(i) {
-                i += 1;
-                if let (Some(s), Some(p), Some(o)) = (self.term(s), self.term(p), self.term(o)) {
-                    out.push((s.clone(), p.clone(), o.clone(), Visibility::from_code(vis)));
+        for g in &self.groups {
+            for part in &g.spo.partitions {
+                let mut i = 0;
+                while let Some([s, p, o]) = part.entry(i) {
+                    i += 1;
+                    if let (Some(s), Some(p), Some(o)) = (self.term(s), self.term(p), self.term(o)) {
+                        out.push((s.clone(), p.clone(), o.clone(), g.visibility));
+                    }
                 }
             }
         }
@@ -320,10 +361,9 @@ impl Store {
 pub struct StoreBuilder {
     ids: HashMap<Term, u32>,
     terms: Vec<Term>,
-    facts: HashMap<[u32; 3], Vec<u32>>,
+    facts: HashMap<[u32; 3], Vec<Visibility>>,
     partition_size: usize,
     entailment: bool,
-    reserved_page: bool,
 }
 
 impl Default for StoreBuilder {
@@ -332,40 +372,31 @@ impl Default for StoreBuilder {
     }
 }
 
-/// Adds visibility `code` to a normalised set (public alone, or distinct pages); true if it grew.
-fn add_vis(set: &mut Vec<u32>, code: u32) -> bool {
-    if set.contains(&PUBLIC) || set.contains(&code) {
+/// Adds `v` to a normalised set (public alone, or distinct pages); true if it grew.
+fn add_vis(set: &mut Vec<Visibility>, v: Visibility) -> bool {
+    if set.contains(&Visibility::Public) || set.contains(&v) {
         return false;
     }
-    if code == PUBLIC {
+    if v == Visibility::Public {
         set.clear();
     }
-    set.push(code);
+    set.push(v);
     true
 }
 
 /// Visibility of a conclusion from two premises (see the module docs); `None` when unrepresentable.
-fn meet(a: u32, b: u32) -> Option<u32> {
-    if a == PUBLIC {
-        Some(b)
-    } else if b == PUBLIC || a == b {
-        Some(a)
-    } else {
-        None
+fn meet(a: Visibility, b: Visibility) -> Option<Visibility> {
+    match (a, b) {
+        (Visibility::Public, x) | (x, Visibility::Public) => Some(x),
+        (x, y) if x == y => Some(x),
+        _ => None,
     }
 }
 
 impl StoreBuilder {
     /// A builder with RDFS entailment on and one partition per index.
     pub fn new() -> Self {
-        StoreBuilder {
-            ids: HashMap::new(),
-            terms: Vec::new(),
-            facts: HashMap::new(),
-            partition_size: usize::MAX,
-            entailment: true,
-            reserved_page: false,
-        }
+        StoreBuilder { ids: HashMap::new(), terms: Vec::new(), facts: HashMap::new(), partition_size: usize::MAX, entailment: true }
     }
 
     /// Entries per partition (at least 1); the default is one partition per index.
@@ -392,12 +423,8 @@ impl StoreBuilder {
 
     /// Adds one triple seen by whoever `visibility` allows. Duplicates are merged.
     pub fn add(&mut self, subject: Term, predicate: Term, object: Term, visibility: Visibility) {
-        let Some(code) = visibility.code() else {
-            self.reserved_page = true;
-            return;
-        };
         let t = [self.intern(subject), self.intern(predicate), self.intern(object)];
-        add_vis(self.facts.entry(t).or_default(), code);
+        add_vis(self.facts.entry(t).or_default(), visibility);
     }
 
     /// Number of distinct triples added so far (before entailment).
@@ -422,7 +449,7 @@ impl StoreBuilder {
         // Each round derives from the facts of the previous one; the closure is reached when a
         // round adds nothing. Rounds are bounded by the hierarchies' depth; the cap is a guard.
         for _round in 0..256 {
-            let mut schema: HashMap<(u32, u32), Vec<(u32, u32)>> = HashMap::new();
+            let mut schema: HashMap<(u32, u32), Vec<(u32, Visibility)>> = HashMap::new();
             for (&[s, p, o], vis) in &self.facts {
                 if p == sub_class || p == sub_prop || p == domain || p == range {
                     let list = schema.entry((p, s)).or_default();
@@ -431,14 +458,14 @@ impl StoreBuilder {
                     }
                 }
             }
-            let none: Vec<(u32, u32)> = Vec::new();
+            let none: Vec<(u32, Visibility)> = Vec::new();
             let get = |p: u32, s: u32| schema.get(&(p, s)).unwrap_or(&none);
-            let mut derived: Vec<([u32; 3], u32)> = Vec::new();
-            let mut facts: Vec<(&[u32; 3], &Vec<u32>)> = self.facts.iter().collect();
+            let mut derived: Vec<([u32; 3], Visibility)> = Vec::new();
+            let mut facts: Vec<(&[u32; 3], &Vec<Visibility>)> = self.facts.iter().collect();
             facts.sort_unstable_by_key(|(t, _)| **t);
             for (&[s, p, o], vis) in facts {
                 for &v in vis {
-                    let mut push = |t: [u32; 3], v2: u32| {
+                    let mut push = |t: [u32; 3], v2: Visibility| {
                         if let Some(m) = meet(v, v2) {
                             derived.push((t, m));
                         }
@@ -476,11 +503,8 @@ impl StoreBuilder {
         }
     }
 
-    /// Builds the store (entailment, dictionary sort, indexes).
+    /// Builds the store (entailment, dictionary sort, visibility groups, indexes).
     pub fn build(mut self) -> Result<Store, SparqlError> {
-        if self.reserved_page {
-            return Err(SparqlError::Store("page key u32::MAX is reserved".into()));
-        }
         if self.entailment && !self.facts.is_empty() {
             self.entail();
         }
@@ -503,24 +527,26 @@ impl StoreBuilder {
         }
         let terms: Vec<Term> = order.iter().filter_map(|&old| self.terms.get(old as usize).cloned()).collect();
         let map = |id: u32| remap.get(id as usize).copied().unwrap_or(u32::MAX);
-        let mut entries: Vec<([u32; 3], u32)> = Vec::with_capacity(self.facts.len());
+        let mut by_vis: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
         for (t, vis) in &self.facts {
             let t = [map(t[0]), map(t[1]), map(t[2])];
             for &v in vis {
-                entries.push((t, v));
+                by_vis.entry(v).or_default().push(t);
             }
         }
-        let build_index = |order: IndexOrder| -> Index {
-            let mut keyed: Vec<([u32; 3], u32)> = entries.iter().map(|(t, v)| (order.key(*t), *v)).collect();
+        let size = self.partition_size;
+        let build_index = |order: IndexOrder, triples: &[[u32; 3]]| -> Index {
+            let mut keyed: Vec<[u32; 3]> = triples.iter().map(|t| order.key(*t)).collect();
             keyed.sort_unstable();
+            keyed.dedup();
             let partitions = keyed
-                .chunks(self.partition_size.min(keyed.len().max(1)))
+                .chunks(size.min(keyed.len().max(1)))
                 .filter_map(|chunk| {
-                    let first = chunk.first()?.0;
-                    let last = chunk.last()?.0;
+                    let first = *chunk.first()?;
+                    let last = *chunk.last()?;
                     let mut bytes = Vec::with_capacity(chunk.len() * ENTRY);
-                    for (k, v) in chunk {
-                        for w in [k[0], k[1], k[2], *v] {
+                    for k in chunk {
+                        for w in k {
                             bytes.extend_from_slice(&w.to_le_bytes());
                         }
                     }
@@ -529,12 +555,15 @@ impl StoreBuilder {
                 .collect();
             Index { order, partitions }
         };
-        Ok(Store {
-            version: STORE_VERSION,
-            terms,
-            spo: build_index(IndexOrder::Spo),
-            pos: build_index(IndexOrder::Pos),
-            osp: build_index(IndexOrder::Osp),
-        })
+        let groups = by_vis
+            .into_iter()
+            .map(|(visibility, triples)| Group {
+                visibility,
+                spo: build_index(IndexOrder::Spo, &triples),
+                pos: build_index(IndexOrder::Pos, &triples),
+                osp: build_index(IndexOrder::Osp, &triples),
+            })
+            .collect();
+        Ok(Store { version: STORE_VERSION, terms, groups })
     }
 }

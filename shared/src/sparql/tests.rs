@@ -129,6 +129,33 @@ fn restricted_triples_never_leak() {
 }
 
 #[test]
+fn restricted_triples_cost_nothing_to_those_who_cannot_see_them() {
+    // Same public data, with and without a large restricted part: a caller who cannot view it
+    // gets identical answers and identical work-limit errors (no leak through the bound).
+    let build = |restricted: bool| {
+        let mut b = StoreBuilder::new().entailment(false);
+        for i in 0..20u32 {
+            b.add(page(i), wk("relatedTo"), page(i + 1), Visibility::Public);
+        }
+        if restricted {
+            for i in 0..5_000u32 {
+                b.add(page(i), wk("relatedTo"), page(i + 2), Visibility::Page(i % 3));
+                b.add(page(i), wk("secret"), Term::string("x"), Visibility::Page(1));
+            }
+        }
+        b.build().expect("builds")
+    };
+    let (plain, with_hidden) = (build(false), build(true));
+    for limit in [50u64, 200, 500, 5_000, 2_000_000] {
+        let opts = QueryOptions { work_limit: limit, ..QueryOptions::default() };
+        for q in ["SELECT (COUNT(*) AS ?n) WHERE { ?a wk:relatedTo ?b . ?c wk:relatedTo ?d }", "ASK { ?s wk:secret ?o }", "SELECT * WHERE { ?s ?p ?o OPTIONAL { ?o ?q ?r } }"] {
+            let q = format!("{PREFIXES}{q}");
+            assert_eq!(execute(&plain, &q, &none, &opts), execute(&with_hidden, &q, &none, &opts), "{q} at {limit}");
+        }
+    }
+}
+
+#[test]
 fn partitions_are_chosen_by_pattern_and_give_the_same_answers() {
     let build = |size: usize| {
         let mut b = StoreBuilder::new().entailment(false).partition_size(size);
@@ -140,18 +167,24 @@ fn partitions_are_chosen_by_pattern_and_give_the_same_answers() {
     };
     let one = build(usize::MAX);
     let many = build(7);
-    assert_eq!(one.spo.partitions.len(), 1);
-    assert!(many.pos.partitions.len() > 5);
+    // Group 0 is public; then one group per page key.
+    assert_eq!(one.groups.len(), 51);
+    assert_eq!(one.groups[0].visibility, Visibility::Public);
+    assert_eq!(one.groups[0].spo.partitions.len(), 1);
+    assert!(many.groups[0].pos.partitions.len() > 5);
     let even = many.id_of(&wk("even")).expect("term");
-    let sel = many.partitions_for(&IdPattern { predicate: Some(even), ..IdPattern::default() });
+    let sel = many.partitions_for(&IdPattern { predicate: Some(even), ..IdPattern::default() }, &none);
     assert_eq!(sel.index, IndexOrder::Pos);
-    assert!(!sel.partitions.is_empty() && sel.partitions.len() < many.pos.partitions.len(), "{sel:?}");
+    assert!(!sel.partitions.is_empty() && sel.partitions.len() < many.groups[0].pos.partitions.len(), "{sel:?}");
     let subj = many.id_of(&page(3)).expect("term");
-    let sel = many.partitions_for(&IdPattern { subject: Some(subj), ..IdPattern::default() });
+    let sel = many.partitions_for(&IdPattern { subject: Some(subj), ..IdPattern::default() }, &none);
     assert_eq!(sel.index, IndexOrder::Spo);
     assert_eq!(sel.partitions.len(), 1);
+    // The caller who may view page 3 also needs page 3's group.
+    let sel = many.partitions_for(&IdPattern { subject: Some(subj), ..IdPattern::default() }, &|k| k == 3);
+    assert_eq!(sel.partitions.iter().map(|p| p.visibility).collect::<Vec<_>>(), vec![Visibility::Public, Visibility::Page(3)]);
     let obj = many.id_of(&wk("Page")).expect("term");
-    assert_eq!(many.partitions_for(&IdPattern { subject: Some(subj), object: Some(obj), ..IdPattern::default() }).index, IndexOrder::Osp);
+    assert_eq!(many.partitions_for(&IdPattern { subject: Some(subj), object: Some(obj), ..IdPattern::default() }, &all).index, IndexOrder::Osp);
     for q in [
         "SELECT ?s ?o WHERE { ?s wk:even ?o } ORDER BY ?o",
         "SELECT (SUM(?o) AS ?sum) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) }",
@@ -236,6 +269,7 @@ fn pathological_queries_stop_at_the_work_limit_quickly() {
         let e = execute(&s, q, &all, &opts).expect_err("must be stopped");
         assert_eq!(e, SparqlError::WorkLimit(opts.work_limit), "{q}");
         assert_eq!(e.to_string(), "query exceeded the work limit of 2000000 steps");
+        eprintln!("stopped after {:?}: {}", start.elapsed(), q.get(..60).unwrap_or(q));
         // Debug builds are ~10× slower than release; this still catches a runaway query.
         assert!(start.elapsed().as_secs() < 20, "{q} took {:?}", start.elapsed());
     }
