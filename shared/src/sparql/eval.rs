@@ -438,7 +438,9 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
-    /// Nested-loop join of two solution sequences.
+    /// Join of two solution sequences: a hash join on the variables bound in every solution of
+    /// both sides when there are any, else a nested loop. Output keeps the left side's order
+    /// (and, for each left solution, the right side's order).
     fn join(&mut self, left: Vec<Row>, right: Vec<Row>) -> R<Vec<Row>> {
         if is_unit(&left) {
             return Ok(right);
@@ -446,11 +448,39 @@ impl<'a> Ctx<'a> {
         if is_unit(&right) {
             return Ok(left);
         }
+        let always_bound = |rows: &[Row]| -> HashSet<usize> {
+            let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+            (0..width).filter(|&i| rows.iter().all(|r| get(r, i).is_some())).collect()
+        };
+        let (lb, rb) = (always_bound(&left), always_bound(&right));
+        let mut keys: Vec<usize> = lb.intersection(&rb).copied().collect();
+        keys.sort_unstable();
         let mut out = Vec::new();
+        if keys.is_empty() {
+            for l in &left {
+                for r in &right {
+                    self.budget.step()?;
+                    if let Some(m) = merge(l, r) {
+                        self.budget.produced(1)?;
+                        out.push(m);
+                    }
+                }
+                self.check_rows(out.len())?;
+            }
+            return Ok(out);
+        }
+        let key_of = |row: &Row| -> Vec<Option<Value>> { keys.iter().map(|&k| get(row, k).cloned()).collect() };
+        let mut table: HashMap<Vec<Option<Value>>, Vec<usize>> = HashMap::new();
+        for (i, r) in right.iter().enumerate() {
+            self.budget.step()?;
+            table.entry(key_of(r)).or_default().push(i);
+        }
         for l in &left {
-            for r in &right {
+            self.budget.step()?;
+            let Some(matches) = table.get(&key_of(l)) else { continue };
+            for &i in matches {
                 self.budget.step()?;
-                if let Some(m) = merge(l, r) {
+                if let Some(m) = right.get(i).and_then(|r| merge(l, r)) {
                     self.budget.produced(1)?;
                     out.push(m);
                 }
