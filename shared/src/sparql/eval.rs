@@ -916,12 +916,21 @@ fn head(gp: &GraphPattern) -> Vec<String> {
 }
 
 /// Runs a parsed query.
+/// What to do with the solutions.
+enum Form<'q> {
+    Select,
+    Ask,
+    Construct(&'q [TriplePattern]),
+    Describe,
+}
+
+/// Runs a parsed query.
 pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, opts: &QueryOptions) -> R<QueryResults> {
-    let (pattern, dataset, base, ask) = match query {
-        Query::Select { pattern, dataset, base_iri } => (pattern, dataset, base_iri, false),
-        Query::Ask { pattern, dataset, base_iri } => (pattern, dataset, base_iri, true),
-        Query::Construct { .. } => return unsupported("CONSTRUCT (only SELECT and ASK are supported)"),
-        Query::Describe { .. } => return unsupported("DESCRIBE (only SELECT and ASK are supported)"),
+    let (pattern, dataset, base, form) = match query {
+        Query::Select { pattern, dataset, base_iri } => (pattern, dataset, base_iri, Form::Select),
+        Query::Ask { pattern, dataset, base_iri } => (pattern, dataset, base_iri, Form::Ask),
+        Query::Construct { template, pattern, dataset, base_iri } => (pattern, dataset, base_iri, Form::Construct(template)),
+        Query::Describe { pattern, dataset, base_iri } => (pattern, dataset, base_iri, Form::Describe),
     };
     if dataset.is_some() {
         return unsupported("FROM / FROM NAMED (the store is one default graph)");
@@ -931,10 +940,18 @@ pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, 
     }
     let mut ctx = Ctx { store, groups: store.viewable_groups(can_view), budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
     let mut rows = ctx.eval(pattern)?;
-    if ask {
+    if matches!(form, Form::Ask) {
         return Ok(QueryResults::Boolean(!rows.is_empty()));
     }
     rows.truncate(opts.max_limit);
+    match form {
+        Form::Construct(template) => return ctx.construct(template, &rows),
+        Form::Describe => {
+            let vars = head(pattern);
+            return ctx.describe(&vars, &rows);
+        }
+        Form::Select | Form::Ask => {}
+    }
     let variables = head(pattern);
     let slots: Vec<Option<usize>> = variables.iter().map(|v| ctx.slot_of(v)).collect();
     let rows = rows
@@ -942,4 +959,79 @@ pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, 
         .map(|r| slots.iter().map(|s| s.and_then(|s| get(r, s)).and_then(|v| ctx.term(v)).cloned()).collect())
         .collect();
     Ok(QueryResults::Solutions { variables, rows })
+}
+
+impl Ctx<'_> {
+    /// CONSTRUCT: the template instantiated with each solution; triples with an unbound or
+    /// ill-placed term are left out; blank nodes are fresh per solution; each triple once.
+    fn construct(&mut self, template: &[TriplePattern], rows: &[Row]) -> R<QueryResults> {
+        let mut seen = HashSet::new();
+        let mut triples = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            for tp in template {
+                self.budget.produced(1)?;
+                let term = |ctx: &Self, p: &TermPattern| -> Option<Term> {
+                    match p {
+                        TermPattern::NamedNode(n) => Some(Term::iri(n.as_str())),
+                        TermPattern::Literal(l) => Some(term_of_literal(l)),
+                        TermPattern::BlankNode(b) => Some(Term::blank(format!("c{i}_{}", b.as_str()))),
+                        TermPattern::Variable(v) => ctx.slot_of(v.as_str()).and_then(|s| get(row, s)).and_then(|v| ctx.term(v)).cloned(),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                };
+                let predicate = match &tp.predicate {
+                    NamedNodePattern::NamedNode(n) => Some(Term::iri(n.as_str())),
+                    NamedNodePattern::Variable(v) => self.slot_of(v.as_str()).and_then(|s| get(row, s)).and_then(|v| self.term(v)).cloned(),
+                };
+                let (Some(s), Some(p @ Term::Iri(_)), Some(o)) = (term(self, &tp.subject), predicate, term(self, &tp.object)) else { continue };
+                if s.is_literal() {
+                    continue;
+                }
+                let t = [s, p, o];
+                if seen.insert(t.clone()) {
+                    triples.push(t);
+                }
+            }
+        }
+        Ok(QueryResults::Graph(triples))
+    }
+
+    /// DESCRIBE: for each IRI or blank node bound to a projected variable, the viewable triples
+    /// it is the subject of, following blank-node objects (a concise bounded description).
+    fn describe(&mut self, vars: &[String], rows: &[Row]) -> R<QueryResults> {
+        let slots: Vec<usize> = vars.iter().filter_map(|v| self.slot_of(v)).collect();
+        let mut queue: Vec<u32> = Vec::new();
+        let mut queued = HashSet::new();
+        for row in rows {
+            for &s in &slots {
+                if let Some(Value::Id(id)) = get(row, s) {
+                    if !matches!(self.store.term(*id), Some(Term::Literal { .. })) && queued.insert(*id) {
+                        queue.push(*id);
+                    }
+                }
+            }
+        }
+        let mut triples = Vec::new();
+        let mut next = 0;
+        while let Some(&subject) = queue.get(next) {
+            next += 1;
+            let mut found = Vec::new();
+            let store = self.store;
+            store.scan(&self.groups, &IdPattern { subject: Some(subject), ..IdPattern::default() }, &mut self.budget, &mut |t| {
+                found.push(t);
+                Ok(())
+            })?;
+            self.budget.produced(found.len())?;
+            for [s, p, o] in found {
+                if matches!(store.term(o), Some(Term::BlankNode(_))) && queued.insert(o) {
+                    queue.push(o);
+                }
+                if let (Some(s), Some(p), Some(o)) = (store.term(s), store.term(p), store.term(o)) {
+                    triples.push([s.clone(), p.clone(), o.clone()]);
+                }
+            }
+        }
+        Ok(QueryResults::Graph(triples))
+    }
 }

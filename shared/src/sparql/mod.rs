@@ -10,11 +10,13 @@
 //!
 //! # Supported subset
 //!
-//! `SELECT` (with `*`, expressions, `DISTINCT`, `REDUCED`) and `ASK`; basic graph patterns; group
+//! `SELECT` (with `*`, expressions, `DISTINCT`, `REDUCED`), `ASK`, `CONSTRUCT` (template
+//! instantiated per solution) and `DESCRIBE` (the viewable triples whose subject is a described
+//! resource, following blank-node objects); basic graph patterns; group
 //! graph patterns; `OPTIONAL`; `UNION`; `MINUS`; `FILTER` (with `EXISTS`/`NOT EXISTS`); `BIND`;
 //! `VALUES`; subqueries; `GROUP BY` with `COUNT` (incl. `DISTINCT` and `*`), `SUM`, `MIN`, `MAX`,
 //! `AVG`, `SAMPLE`, `GROUP_CONCAT` (with `SEPARATOR`); `HAVING`; `ORDER BY` (`ASC`/`DESC`, SPARQL
-//! term order); `LIMIT`/`OFFSET`; property paths made of IRIs, `^`, `/` and `|`.
+//! term order); `LIMIT`/`OFFSET`; property paths (`^`, `/`, `|`, `!`, `*`, `+`, `?`).
 //! Operators: `||`, `&&`, `!`, `=`, `!=`, `<`, `>`, `<=`, `>=`, `+`, `-`, `*`, `/`, `IN`,
 //! `NOT IN`. Functions: see [`eval`](self) — `BOUND`, `IF`, `COALESCE`, `sameTerm`, `isIRI`,
 //! `isURI`, `isBlank`, `isLiteral`, `isNumeric`, `STR`, `LANG`, `LANGMATCHES`, `DATATYPE`, `IRI`,
@@ -23,10 +25,10 @@
 //! `SUBSTR`, `ENCODE_FOR_URI`, `ABS`, `CEIL`, `FLOOR`, `ROUND`, and the XSD casts to
 //! `xsd:string`, `xsd:integer`, `xsd:decimal`, `xsd:double`, `xsd:float`, `xsd:boolean`.
 //!
-//! Rejected with [`SparqlError::Unsupported`] naming the feature: `CONSTRUCT`, `DESCRIBE`,
+//! Rejected with [`SparqlError::Unsupported`] naming the feature:
 //! `FROM`/`FROM NAMED`/`GRAPH` (the store is one default graph, the union of all pages),
-//! `SERVICE`, `*`/`+`/`?`/negated property paths, `LATERAL`, custom functions and aggregates,
-//! and the non-deterministic or clock functions (`RAND`, `NOW`, `UUID`, `STRUUID`, `BNODE`).
+//! `SERVICE`, `LATERAL`, custom functions and aggregates, `MD5`/`SHA1`, and the
+//! non-deterministic or clock functions (`RAND`, `NOW`, `UUID`, `STRUUID`, `BNODE`).
 //! SPARQL UPDATE is not a query: it fails with `invalid SPARQL query (note: UPDATE is not
 //! allowed): …` like any other text that does not parse as a query.
 //!

@@ -16,6 +16,8 @@ pub enum QueryResults {
     },
     /// `ASK`.
     Boolean(bool),
+    /// `CONSTRUCT` or `DESCRIBE`: triples (subject, predicate, object), each once.
+    Graph(Vec<[Term; 3]>),
 }
 
 fn term_json(term: &Term) -> Value {
@@ -36,12 +38,34 @@ fn term_json(term: &Term) -> Value {
     }
 }
 
+fn compact(t: &Term) -> String {
+    match t {
+        Term::BlankNode(b) => format!("_:{b}"),
+        other => other.lexical().to_owned(),
+    }
+}
+
 impl QueryResults {
+    /// A `CONSTRUCT`/`DESCRIBE` graph as Turtle (one N-Triples statement per line, which is
+    /// valid Turtle); `None` for `SELECT` and `ASK`.
+    pub fn to_turtle(&self) -> Option<String> {
+        match self {
+            QueryResults::Graph(triples) => Some(triples.iter().map(|[s, p, o]| format!("{s} {p} {o} .\n")).collect()),
+            _ => None,
+        }
+    }
+
     /// W3C SPARQL 1.1 Query Results JSON: `{"head":{"vars":[…]},"results":{"bindings":[…]}}`,
     /// or `{"head":{},"boolean":…}` for `ASK`. Unbound variables are omitted from a binding;
-    /// simple literals carry no datatype.
+    /// simple literals carry no datatype. A graph (which that format cannot carry; see
+    /// [`QueryResults::to_turtle`]) is given as the bindings of `?subject ?predicate ?object`.
     pub fn to_json(&self) -> Value {
         match self {
+            QueryResults::Graph(triples) => QueryResults::Solutions {
+                variables: vec!["subject".into(), "predicate".into(), "object".into()],
+                rows: triples.iter().map(|t| t.iter().cloned().map(Some).collect()).collect(),
+            }
+            .to_json(),
             QueryResults::Boolean(b) => json!({"head": {}, "boolean": b}),
             QueryResults::Solutions { variables, rows } => {
                 let bindings: Vec<Value> = rows
@@ -67,17 +91,16 @@ impl QueryResults {
     pub fn to_compact_json(&self) -> Value {
         match self {
             QueryResults::Boolean(_) => self.to_json(),
+            QueryResults::Graph(triples) => Value::Array(
+                triples.iter().map(|[s, p, o]| json!({"subject": compact(s), "predicate": compact(p), "object": compact(o)})).collect(),
+            ),
             QueryResults::Solutions { variables, rows } => Value::Array(
                 rows.iter()
                     .map(|row| {
                         let mut m = Map::new();
                         for (var, val) in variables.iter().zip(row) {
                             if let Some(t) = val {
-                                let s = match t {
-                                    Term::BlankNode(b) => format!("_:{b}"),
-                                    other => other.lexical().to_owned(),
-                                };
-                                m.insert(var.clone(), Value::String(s));
+                                m.insert(var.clone(), Value::String(compact(t)));
                             }
                         }
                         Value::Object(m)

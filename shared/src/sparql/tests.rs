@@ -34,6 +34,7 @@ fn rows(r: &QueryResults) -> Vec<Vec<String>> {
     match r {
         QueryResults::Solutions { rows, .. } => rows.iter().map(|r| r.iter().map(|t| t.as_ref().map(|t| t.to_string()).unwrap_or_default()).collect()).collect(),
         QueryResults::Boolean(b) => vec![vec![b.to_string()]],
+        QueryResults::Graph(ts) => ts.iter().map(|t| t.iter().map(Term::to_string).collect()).collect(),
     }
 }
 
@@ -42,6 +43,7 @@ fn count(store: &Store, q: &str, can_view: &dyn Fn(u32) -> bool) -> String {
     match &r {
         QueryResults::Solutions { rows, .. } => rows.first().and_then(|r| r.first()).and_then(|t| t.as_ref()).map(|t| t.lexical().to_owned()).unwrap_or_default(),
         QueryResults::Boolean(b) => b.to_string(),
+        QueryResults::Graph(ts) => ts.len().to_string(),
     }
 }
 
@@ -215,8 +217,6 @@ fn update_service_and_unsupported_forms_are_rejected_clearly() {
     assert!(e.to_string().starts_with("invalid SPARQL query (note: UPDATE is not allowed): "), "{e}");
     let e = run(&s, "SELECT * WHERE { SERVICE <http://example.org/sparql> { ?s ?p ?o } }", &all).expect_err("service");
     assert!(e.to_string().contains("SERVICE"), "{e}");
-    let e = run(&s, "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", &all).expect_err("construct");
-    assert!(e.to_string().contains("CONSTRUCT"), "{e}");
     let e = run(&s, "SELECT * FROM <http://example.org/g> WHERE { ?s ?p ?o }", &all).expect_err("from");
     assert!(e.to_string().contains("FROM"), "{e}");
     let e = run(&s, "SELECT ?x WHERE { BIND(RAND() AS ?x) }", &all).expect_err("rand");
@@ -384,4 +384,20 @@ fn joins_of_independent_patterns_agree_with_substitution() {
     let b = run(&s, direct, &all).expect("runs");
     assert_eq!(rows(&a).len(), 200);
     assert_eq!(a, b);
+}
+
+#[test]
+fn construct_and_describe_give_viewable_graphs() {
+    let s = wiki();
+    let r = run(&s, "CONSTRUCT { ?p rdfs:label ?l . ?p wk:kind _:k } WHERE { ?p a wk:Runbook ; rdfs:label ?l }", &|k| k == 7).expect("runs");
+    let QueryResults::Graph(triples) = &r else { panic!("graph expected") };
+    assert_eq!(triples.len(), 4);
+    let turtle = r.to_turtle().expect("graph");
+    assert!(turtle.contains("\"Secret rotation\" .") && !turtle.contains("Payroll"), "{turtle}");
+    let r = run(&s, "DESCRIBE <https://wiki.wikantik.com/id/page/p4>", &none).expect("runs");
+    assert_eq!(r, QueryResults::Graph(Vec::new()));
+    let r = run(&s, "DESCRIBE ?p WHERE { ?p rdfs:label \"Deploy\" }", &none).expect("runs");
+    let QueryResults::Graph(triples) = &r else { panic!("graph expected") };
+    assert!(triples.iter().all(|t| t[0] == page(1)) && triples.len() >= 3, "{triples:?}");
+    assert_eq!(r.to_compact_json().as_array().map(Vec::len), Some(triples.len()));
 }
