@@ -212,27 +212,32 @@ impl<'a> Ctx<'a> {
         for tp in patterns {
             pats.push([self.pos(&tp.subject)?, self.pred_pos(&tp.predicate), self.pos(&tp.object)?]);
         }
-        // Greedy order: most bound positions first (constants and variables already bound).
+        // Greedy order: cheapest pattern next. A pattern's cost is the number of entries its
+        // constants select (an index range count over the viewable groups, so the order never
+        // depends on what the caller cannot see), divided by 50 for each position bound by
+        // an earlier pattern or the input. Ties keep the written order.
         let mut bound: HashSet<usize> = rows.first().map(|r| r.iter().enumerate().filter(|(_, v)| v.is_some()).map(|(i, _)| i).collect()).unwrap_or_default();
         let mut remaining: Vec<[Pos; 3]> = pats;
         while !remaining.is_empty() {
-            let score = |p: &[Pos; 3]| -> i32 {
-                p.iter()
-                    .enumerate()
-                    .map(|(i, x)| match x {
-                        Pos::Const(_) => [3, 1, 2][i],
-                        Pos::Var(s) if bound.contains(s) => [3, 1, 2][i],
-                        Pos::Var(_) => 0,
-                    })
-                    .sum()
-            };
             let mut best = 0usize;
-            let mut best_score = -1;
+            let mut best_cost = f64::INFINITY;
             for (i, p) in remaining.iter().enumerate() {
-                let sc = score(p);
-                if sc > best_score {
+                let constant = |x: Pos| match x {
+                    Pos::Const(id) => Some(id),
+                    Pos::Var(_) => None,
+                };
+                let ids = [constant(p[0]), constant(p[1]), constant(p[2])];
+                let est = if ids.iter().any(|c| matches!(c, Some(None))) {
+                    0
+                } else {
+                    let idp = IdPattern { subject: ids[0].flatten(), predicate: ids[1].flatten(), object: ids[2].flatten() };
+                    self.store.estimate(&self.groups, &idp)
+                };
+                let joined = p.iter().filter(|x| matches!(x, Pos::Var(s) if bound.contains(s))).count();
+                let cost = est as f64 / 50f64.powi(i32::try_from(joined).unwrap_or(3));
+                if cost < best_cost {
                     best = i;
-                    best_score = sc;
+                    best_cost = cost;
                 }
             }
             let pat = remaining.remove(best);

@@ -169,6 +169,19 @@ impl Partition {
         a
     }
 
+    /// First position whose key is `> hi` (binary search).
+    fn upper_bound(&self, hi: &[u32; 3]) -> usize {
+        let (mut a, mut b) = (0usize, self.len());
+        while a < b {
+            let mid = a + (b - a) / 2;
+            match self.entry(mid) {
+                Some(k) if k <= *hi => a = mid + 1,
+                _ => b = mid,
+            }
+        }
+        a
+    }
+
     fn overlaps(&self, lo: &[u32; 3], hi: &[u32; 3]) -> bool {
         self.last >= *lo && self.first <= *hi
     }
@@ -281,6 +294,20 @@ impl Store {
             }
         }
         PartitionSelection { index: order, partitions }
+    }
+
+    /// How many entries of the `groups` match `pattern` (duplicates across groups counted
+    /// each time), by binary search: a cheap estimate for ordering joins.
+    pub fn estimate(&self, groups: &[usize], pattern: &IdPattern) -> usize {
+        let (order, prefix) = pattern.plan();
+        let (lo, hi) = prefix_range(&prefix);
+        groups
+            .iter()
+            .filter_map(|g| self.groups.get(*g))
+            .flat_map(|g| &g.index(order).partitions)
+            .filter(|p| p.overlaps(&lo, &hi))
+            .map(|p| p.upper_bound(&hi).saturating_sub(p.lower_bound(&lo)))
+            .sum()
     }
 
     /// Every triple of the `groups` matching `pattern`, as `(s, p, o)` ids, in index order,

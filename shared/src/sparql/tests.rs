@@ -401,3 +401,12 @@ fn construct_and_describe_give_viewable_graphs() {
     assert!(triples.iter().all(|t| t[0] == page(1)) && triples.len() >= 3, "{triples:?}");
     assert_eq!(r.to_compact_json().as_array().map(Vec::len), Some(triples.len()));
 }
+
+#[test]
+fn selective_patterns_run_first_whatever_the_written_order() {
+    let s = big_store(3_000);
+    let opts = QueryOptions { work_limit: 500, ..QueryOptions::default() };
+    let q = format!("{PREFIXES}SELECT ?o ?h WHERE {{ ?s wk:relatedTo ?o . ?s wk:partOf ?h . ?s rdfs:label \"page 7\" }}");
+    let r = execute(&s, &q, &all, &opts).expect("cheap once reordered");
+    assert_eq!(rows(&r).len(), 1);
+}
