@@ -822,8 +822,6 @@ impl Ctx<'_> {
             Function::Now => return unsupported("NOW"),
             Function::Uuid => return unsupported("UUID"),
             Function::StrUuid => return unsupported("STRUUID"),
-            Function::Md5 => return unsupported("MD5"),
-            Function::Sha1 => return unsupported("SHA1"),
             _ => {}
         }
         let a = self.args(args, row)?;
@@ -953,10 +951,12 @@ impl Ctx<'_> {
                 }
                 date_part(f, value).ok_or(EvalError::Type)?
             }
-            Function::Sha256 | Function::Sha384 | Function::Sha512 => {
+            Function::Md5 | Function::Sha1 | Function::Sha256 | Function::Sha384 | Function::Sha512 => {
                 let s = simple_str(arg(0)?).ok_or(EvalError::Type)?;
                 let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
                 Term::string(match f {
+                    Function::Md5 => hex(&md5::Md5::digest(s.as_bytes())),
+                    Function::Sha1 => hex(&sha1::Sha1::digest(s.as_bytes())),
                     Function::Sha256 => hex(&sha2::Sha256::digest(s.as_bytes())),
                     Function::Sha384 => hex(&sha2::Sha384::digest(s.as_bytes())),
                     _ => hex(&sha2::Sha512::digest(s.as_bytes())),

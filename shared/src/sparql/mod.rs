@@ -22,12 +22,13 @@
 //! `isURI`, `isBlank`, `isLiteral`, `isNumeric`, `STR`, `LANG`, `LANGMATCHES`, `DATATYPE`, `IRI`,
 //! `STRDT`, `STRLANG`, `REGEX` (flags `i`, `s`, `m`, `x`, `q`), `REPLACE`, `CONTAINS`,
 //! `STRSTARTS`, `STRENDS`, `STRBEFORE`, `STRAFTER`, `LCASE`, `UCASE`, `STRLEN`, `CONCAT`,
-//! `SUBSTR`, `ENCODE_FOR_URI`, `ABS`, `CEIL`, `FLOOR`, `ROUND`, and the XSD casts to
+//! `SUBSTR`, `ENCODE_FOR_URI`, `ABS`, `CEIL`, `FLOOR`, `ROUND`, `YEAR`…`SECONDS`, `TIMEZONE`,
+//! `TZ`, `MD5`, `SHA1`, `SHA256`, `SHA384`, `SHA512`, and the XSD casts to
 //! `xsd:string`, `xsd:integer`, `xsd:decimal`, `xsd:double`, `xsd:float`, `xsd:boolean`.
 //!
 //! Rejected with [`SparqlError::Unsupported`] naming the feature:
 //! `FROM`/`FROM NAMED`/`GRAPH` (the store is one default graph, the union of all pages),
-//! `SERVICE`, `LATERAL`, custom functions and aggregates, `MD5`/`SHA1`, and the
+//! `SERVICE`, `LATERAL`, custom functions and aggregates, and the
 //! non-deterministic or clock functions (`RAND`, `NOW`, `UUID`, `STRUUID`, `BNODE`).
 //! SPARQL UPDATE is not a query: it fails with `invalid SPARQL query (note: UPDATE is not
 //! allowed): …` like any other text that does not parse as a query.
