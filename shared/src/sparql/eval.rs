@@ -816,7 +816,7 @@ impl<'a> Ctx<'a> {
                         if any_err {
                             None
                         } else {
-                            super::expr::group_concat(&ok, separator.as_deref().unwrap_or(" "))
+                            super::expr::group_concat(&ok, separator.as_deref().unwrap_or(" "))?
                         }
                     }
                     AggregateFunction::Custom(n) => return unsupported(&format!("custom aggregate <{}>", n.as_str())),

@@ -603,16 +603,82 @@ pub(crate) fn avg(ts: &[Term]) -> Option<Term> {
     arith(acc, Num::Int(n), '/').ok().map(Num::term)
 }
 
-/// `GROUP_CONCAT` of literal values: a simple literal.
-pub(crate) fn group_concat(ts: &[Term], sep: &str) -> Option<Term> {
-    let mut parts = Vec::with_capacity(ts.len());
-    for t in ts {
-        match t {
-            Term::Literal { value, .. } => parts.push(value.as_str()),
-            _ => return None,
+/// Longest string an expression or aggregate may build (bytes).
+pub const MAX_STRING_BYTES: usize = 1 << 20;
+
+fn too_long() -> SparqlError {
+    SparqlError::Unsupported(format!("strings longer than {MAX_STRING_BYTES} bytes"))
+}
+
+/// `GROUP_CONCAT` of literal values: a simple literal (`Ok(None)` if a value is not a literal).
+pub(crate) fn group_concat(ts: &[Term], sep: &str) -> Result<Option<Term>, SparqlError> {
+    let mut out = String::new();
+    for (i, t) in ts.iter().enumerate() {
+        let Term::Literal { value, .. } = t else { return Ok(None) };
+        if i > 0 {
+            out.push_str(sep);
+        }
+        out.push_str(value);
+        if out.len() > MAX_STRING_BYTES {
+            return Err(too_long());
         }
     }
-    Some(Term::string(parts.join(sep)))
+    Ok(Some(Term::string(out)))
+}
+
+/// A `REPLACE` replacement: `$n` / `${n}` group references and literal text, expanded with a
+/// bound on the output length so that no replacement can allocate without limit.
+struct BoundedReplacer<'r> {
+    template: &'r str,
+    overflow: bool,
+}
+
+impl regex::Replacer for BoundedReplacer<'_> {
+    /// Expands `$n`, `${n}` (group n), `$$` and `\$` (a dollar), `\\` (a backslash).
+    fn replace_append(&mut self, caps: &regex::Captures<'_>, dst: &mut String) {
+        if self.overflow {
+            return;
+        }
+        let mut chars = self.template.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        dst.push(n);
+                    }
+                }
+                '$' => match chars.peek() {
+                    Some('$') => {
+                        chars.next();
+                        dst.push('$');
+                    }
+                    Some('{') => {
+                        chars.next();
+                        let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                        if let Some(m) = name.parse::<usize>().ok().and_then(|n| caps.get(n)) {
+                            dst.push_str(m.as_str());
+                        }
+                    }
+                    Some(d) if d.is_ascii_digit() => {
+                        let mut n = 0usize;
+                        while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                            chars.next();
+                            n = n.saturating_mul(10).saturating_add(d as usize);
+                        }
+                        if let Some(m) = caps.get(n) {
+                            dst.push_str(m.as_str());
+                        }
+                    }
+                    _ => dst.push('$'),
+                },
+                c => dst.push(c),
+            }
+            if dst.len() > MAX_STRING_BYTES {
+                self.overflow = true;
+                return;
+            }
+        }
+    }
 }
 
 /// Whether two string arguments are compatible (SPARQL 17.4.3.1.1).
@@ -678,6 +744,8 @@ impl Ctx<'_> {
             b = nb;
         }
         b.size_limit(1 << 20).dfa_size_limit(1 << 20);
+        // Compiling costs work in proportion to the pattern (a pattern per solution is possible).
+        self.budget.charge(100 + u64::try_from(pattern.len()).unwrap_or(u64::MAX))?;
         let r = b.build().map_err(|_| EvalError::Type)?;
         if self.regexes.len() < 64 {
             self.regexes.insert(key, r.clone());
@@ -783,7 +851,16 @@ impl Ctx<'_> {
                 }
                 return Err(EvalError::Type);
             }
-            Expression::FunctionCall(f, args) => self.call(f, args, row)?,
+            Expression::FunctionCall(f, args) => {
+                let t = self.call(f, args, row)?;
+                // Building a string costs work in proportion to its length, and is bounded.
+                let len = t.lexical().len();
+                if len > MAX_STRING_BYTES {
+                    return Err(too_long().into());
+                }
+                self.budget.charge(u64::try_from(len / 64).unwrap_or(u64::MAX))?;
+                t
+            }
         })
     }
 
@@ -998,7 +1075,12 @@ impl Ctx<'_> {
                     if re.is_match("") {
                         return Err(EvalError::Type);
                     }
-                    string_like(lt.as_deref(), re.replace_all(&text, repl.as_str()).into_owned())
+                    let mut replacer = BoundedReplacer { template: &repl, overflow: false };
+                    let out = re.replace_all(&text, regex::Replacer::by_ref(&mut replacer)).into_owned();
+                    if replacer.overflow {
+                        return Err(too_long().into());
+                    }
+                    string_like(lt.as_deref(), out)
                 }
             }
             Function::Custom(name) => self.cast(name.as_str(), arg(0)?)?,

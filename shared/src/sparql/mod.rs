@@ -40,7 +40,9 @@
 //! solution and every pair compared in a join costs one step; past
 //! [`QueryOptions::work_limit`] steps the query stops with
 //! `query exceeded the work limit of N steps`. No intermediate solution sequence may exceed
-//! [`QueryOptions::max_rows`] solutions.
+//! [`QueryOptions::max_rows`] solutions, and no string built by an expression or
+//! `GROUP_CONCAT` may exceed 1 MiB; building a string costs a step per 64 bytes and compiling
+//! a regular expression 100 steps plus its length.
 //!
 //! # Order
 //!
@@ -150,6 +152,16 @@ impl Budget {
     pub(crate) fn rows(&self, n: usize) -> Result<(), SparqlError> {
         if n > self.max_rows {
             Err(SparqlError::RowLimit(self.max_rows))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Charges `n` steps of work.
+    pub(crate) fn charge(&mut self, n: u64) -> Result<(), SparqlError> {
+        self.used = self.used.saturating_add(n);
+        if self.used > self.limit {
+            Err(SparqlError::WorkLimit(self.limit))
         } else {
             Ok(())
         }

@@ -410,3 +410,20 @@ fn selective_patterns_run_first_whatever_the_written_order() {
     let r = execute(&s, &q, &all, &opts).expect("cheap once reordered");
     assert_eq!(rows(&r).len(), 1);
 }
+
+#[test]
+fn strings_cannot_grow_without_bound() {
+    let s = wiki();
+    let mut q = String::from("SELECT ?x0 WHERE { BIND(\"0123456789abcdef\" AS ?x0) ");
+    for i in 1..40 {
+        q.push_str(&format!("BIND(CONCAT(?x{p}, ?x{p}) AS ?x{i}) ", p = i - 1));
+    }
+    q.push('}');
+    let e = execute(&s, &q, &all, &QueryOptions::default()).expect_err("too long");
+    assert!(e.to_string().contains("strings longer than"), "{e}");
+    let q = format!("SELECT ?y WHERE {{ BIND(REPLACE(\"{}\", \"a\", \"{}\") AS ?y) }}", "a".repeat(2000), "$0".repeat(2000));
+    let e = execute(&s, &q, &all, &QueryOptions::default()).expect_err("too long");
+    assert!(e.to_string().contains("strings longer than"), "{e}");
+    let r = execute(&s, "SELECT ?y WHERE { BIND(REPLACE(\"abcabc\", \"(b)(c)\", \"[$2${1}]$$\") AS ?y) }", &all, &QueryOptions::default()).expect("runs");
+    assert_eq!(rows(&r), vec![vec!["\"a[cb]$a[cb]$\"".to_owned()]]);
+}
