@@ -180,24 +180,73 @@ pub const MAX_BRACKET_NESTING: usize = 64;
 /// Deepest algebra tree accepted (checked iteratively after parsing).
 pub const MAX_ALGEBRA_DEPTH: usize = 128;
 
-/// Rejects texts whose size or bracket nesting could exhaust the parser's or evaluator's stack
-/// (a WASM function has about 1 MiB). Brackets inside string literals and comments count
-/// too: this is a conservative bound, far above what real queries use.
+/// Longest run of prefix operators (`!`, `-`, `+`, `^`) accepted, e.g. `!!!?x`.
+pub const MAX_OPERATOR_RUN: usize = 32;
+
+/// Rejects texts whose size, bracket nesting or runs of prefix operators could exhaust the
+/// parser's or evaluator's stack (a WASM function has about 1 MiB). The scan skips string
+/// literals, IRIs and comments, so their content never counts.
 fn check_shape(query: &str) -> Result<(), SparqlError> {
     if query.len() > MAX_QUERY_BYTES {
         return Err(SparqlError::Unsupported(format!("queries longer than {MAX_QUERY_BYTES} bytes")));
     }
-    let mut depth = 0usize;
-    for c in query.chars() {
+    let bytes = query.as_bytes();
+    let (mut i, mut depth, mut run) = (0usize, 0usize, 0usize);
+    while let Some(&c) = bytes.get(i) {
+        i += 1;
         match c {
-            '(' | '{' | '[' => {
+            b'#' => {
+                while bytes.get(i).is_some_and(|&c| c != b'\n') {
+                    i += 1;
+                }
+            }
+            b'"' | b'\'' => {
+                let long = bytes.get(i) == Some(&c) && bytes.get(i + 1) == Some(&c);
+                if long {
+                    i += 2;
+                }
+                loop {
+                    match bytes.get(i) {
+                        None => break,
+                        Some(b'\\') => i += 2,
+                        Some(&d) if d == c && (!long || (bytes.get(i + 1) == Some(&c) && bytes.get(i + 2) == Some(&c))) => {
+                            i += if long { 3 } else { 1 };
+                            break;
+                        }
+                        Some(_) => i += 1,
+                    }
+                }
+                run = 0;
+            }
+            b'<' => {
+                // An IRI reference runs to '>' with no whitespace; otherwise it is "less than".
+                let end = bytes.get(i..).and_then(|rest| rest.iter().position(|&d| d == b'>' || d.is_ascii_whitespace()));
+                if let Some(e) = end {
+                    if bytes.get(i + e) == Some(&b'>') {
+                        i += e + 1;
+                    }
+                }
+                run = 0;
+            }
+            b'(' | b'{' | b'[' => {
                 depth += 1;
                 if depth > MAX_BRACKET_NESTING {
                     return Err(SparqlError::Unsupported(format!("brackets nested deeper than {MAX_BRACKET_NESTING} levels")));
                 }
+                run = 0;
             }
-            ')' | '}' | ']' => depth = depth.saturating_sub(1),
-            _ => {}
+            b')' | b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                run = 0;
+            }
+            b'!' | b'-' | b'+' | b'^' => {
+                run += 1;
+                if run > MAX_OPERATOR_RUN {
+                    return Err(SparqlError::Unsupported(format!("more than {MAX_OPERATOR_RUN} prefix operators in a row")));
+                }
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ => run = 0,
         }
     }
     Ok(())

@@ -363,7 +363,7 @@ fn deeply_nested_queries_are_rejected_not_crashing() {
     let q = format!("SELECT * WHERE {}?s ?p ?o{}", "{ ".repeat(depth), " }".repeat(depth));
     assert!(execute(&s, &q, &all, &QueryOptions::default()).is_err());
     // Deep trees without brackets: long operator chains and long OPTIONAL chains.
-    let q = format!("SELECT * WHERE {{ ?s ?p ?o FILTER(?o {}) }}", "+ ?o ".repeat(1000));
+    let q = format!("SELECT * WHERE {{ ?s ?p ?o FILTER(?o {}) }}", "+ ?o ".repeat(6000));
     let e = execute(&s, &q, &all, &QueryOptions::default()).expect_err("too deep");
     assert!(e.to_string().contains("deeper than"), "{e}");
     let q = format!("SELECT * WHERE {{ ?s ?p ?o {} }}", "OPTIONAL { ?s ?p ?x } ".repeat(200));
@@ -426,4 +426,15 @@ fn strings_cannot_grow_without_bound() {
     assert!(e.to_string().contains("strings longer than"), "{e}");
     let r = execute(&s, "SELECT ?y WHERE { BIND(REPLACE(\"abcabc\", \"(b)(c)\", \"[$2${1}]$$\") AS ?y) }", &all, &QueryOptions::default()).expect("runs");
     assert_eq!(rows(&r), vec![vec!["\"a[cb]$a[cb]$\"".to_owned()]]);
+}
+
+#[test]
+fn long_unary_chains_do_not_crash() {
+    let s = wiki();
+    for op in ["!", "-", "+", "! ", "- "] {
+        let q = format!("SELECT * WHERE {{ ?s ?p ?o FILTER({}?o) }}", op.repeat(30_000 / op.len()));
+        assert!(execute(&s, &q, &all, &QueryOptions::default()).is_err());
+    }
+    let q = format!("SELECT * WHERE {{ ?s {} ?o }}", vec!["rdfs:label"; 3000].join("/"));
+    assert!(execute(&s, &q, &all, &QueryOptions::default()).is_err());
 }
