@@ -613,3 +613,49 @@ fn w3c_sparql_query_suites() {
     assert!(tests.len() > 500, "only {} tests found under {}", tests.len(), root.display());
     assert_eq!(fail, 0, "{fail} unexpected W3C SPARQL failures (see FAIL lines above)");
 }
+
+/// Robustness: every query of the suites, whole and cut at many points, over a small store
+/// with restricted triples, must give an answer or an error — never a panic.
+#[test]
+fn w3c_queries_and_their_prefixes_never_panic() {
+    let Some(root) = suite_root() else {
+        eprintln!("SKIPPED: W3C SPARQL test suites not found");
+        return;
+    };
+    let mut builder = StoreBuilder::new();
+    for i in 0..20u32 {
+        let s = Term::iri(format!("http://example.org/s{i}"));
+        builder.add(s.clone(), Term::iri("http://example.org/p"), Term::typed(i.to_string(), "http://www.w3.org/2001/XMLSchema#integer"), Visibility::Public);
+        builder.add(s.clone(), Term::iri("http://example.org/q"), Term::lang_string(format!("v{i}"), "en"), Visibility::Page(i % 3));
+        builder.add(s, Term::iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), Term::iri("http://example.org/C"), Visibility::Public);
+    }
+    let store = builder.build().expect("store builds");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("sparql")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rq") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let opts = QueryOptions { work_limit: 50_000, ..QueryOptions::default() };
+    let mut runs = 0usize;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        let cuts: Vec<usize> = (0..=text.len()).step_by(11).chain([text.len()]).filter(|&k| text.is_char_boundary(k)).collect();
+        for k in cuts {
+            let q = &text[..k];
+            let r = std::panic::catch_unwind(|| {
+                let _ = execute(&store, q, &|k| k == 1, &opts);
+            });
+            assert!(r.is_ok(), "panic on {} cut at {k}", f.display());
+            runs += 1;
+        }
+    }
+    println!("robustness: {} queries, {runs} runs, no panic", files.len());
+}
