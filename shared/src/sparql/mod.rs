@@ -8,6 +8,22 @@
 //!   [`QueryOptions`].
 //! * [`QueryResults`]: W3C SPARQL 1.1 Query Results JSON and the reference's `compact` form.
 //!
+//! # Use
+//!
+//! ```
+//! use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
+//! let mut b = StoreBuilder::new();
+//! let label = Term::iri("http://www.w3.org/2000/01/rdf-schema#label");
+//! b.add(Term::iri("urn:p1"), label.clone(), Term::string("Deploy"), Visibility::Public);
+//! b.add(Term::iri("urn:p2"), label, Term::string("Payroll"), Visibility::Page(42));
+//! let store = b.build()?; // index-builder: serialise with `shard::to_cbor`/`encode_shard`
+//! // Function: decode the shard, `store.validate()?`, then per request:
+//! let anonymous = |_page: u32| false;
+//! let r = execute(&store, "SELECT ?l WHERE { ?p <http://www.w3.org/2000/01/rdf-schema#label> ?l }", &anonymous, &QueryOptions::default())?;
+//! assert_eq!(r.to_compact_json(), serde_json::json!([{"l": "Deploy"}]));
+//! # Ok::<(), wikantik::sparql::SparqlError>(())
+//! ```
+//!
 //! # Supported subset
 //!
 //! `SELECT` (with `*`, expressions, `DISTINCT`, `REDUCED`), `ASK`, `CONSTRUCT` (template

@@ -251,6 +251,44 @@ impl Store {
         Store { version: STORE_VERSION, terms: Vec::new(), groups: Vec::new() }
     }
 
+    /// Checks the invariants a reader relies on (sorted distinct dictionary, sorted distinct
+    /// entries within bounds, partition keys, group order), e.g. after decoding a shard.
+    pub fn validate(&self) -> Result<(), SparqlError> {
+        let bad = |what: String| Err(SparqlError::Store(what));
+        if self.version != STORE_VERSION {
+            return bad(format!("format version {} (this reader understands {STORE_VERSION})", self.version));
+        }
+        if self.terms.windows(2).any(|w| w.first() >= w.get(1)) {
+            return bad("dictionary is not sorted and distinct".into());
+        }
+        if self.groups.windows(2).any(|w| w.first().map(|g| g.visibility) >= w.get(1).map(|g| g.visibility)) {
+            return bad("visibility groups are not in order".into());
+        }
+        let n = self.terms.len();
+        for g in &self.groups {
+            for index in [&g.spo, &g.pos, &g.osp] {
+                let mut prev: Option<[u32; 3]> = None;
+                for part in &index.partitions {
+                    if part.entries.len() % ENTRY != 0 || part.entries.is_empty() {
+                        return bad(format!("{:?} partition has a partial or no entry", index.order));
+                    }
+                    if part.entry(0) != Some(part.first) || part.entry(part.len() - 1) != Some(part.last) {
+                        return bad(format!("{:?} partition bounds do not match its entries", index.order));
+                    }
+                    let mut i = 0;
+                    while let Some(k) = part.entry(i) {
+                        i += 1;
+                        if prev.is_some_and(|p| p >= k) || k.iter().any(|&id| id as usize >= n) {
+                            return bad(format!("{:?} index entries are unsorted or out of range", index.order));
+                        }
+                        prev = Some(k);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The id of a term, if the dictionary has it.
     pub fn id_of(&self, term: &Term) -> Option<u32> {
         self.terms.binary_search(term).ok().and_then(|i| u32::try_from(i).ok())

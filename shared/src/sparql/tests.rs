@@ -206,6 +206,15 @@ fn store_round_trips_through_cbor() {
     ciborium::into_writer(&s, &mut bytes).expect("serialises");
     let back: Store = ciborium::from_reader(bytes.as_slice()).expect("deserialises");
     assert_eq!(s, back);
+    back.validate().expect("valid");
+    let mut broken = back.clone();
+    broken.terms.reverse();
+    assert!(broken.validate().is_err());
+    let mut broken = back.clone();
+    if let Some(p) = broken.groups[0].pos.partitions.first_mut() {
+        p.entries.truncate(p.entries.len() - 1);
+    }
+    assert!(broken.validate().is_err());
     let q = "SELECT ?p ?l WHERE { ?p a wk:Page ; rdfs:label ?l }";
     assert_eq!(run(&s, q, &all), run(&back, q, &all));
 }
