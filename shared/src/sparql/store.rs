@@ -18,9 +18,11 @@
 //!   pages is stored in each of their groups and yielded once if the caller can view any.
 //! * **Partitions**: each index is a list of [`Partition`]s, consecutive runs of its sorted
 //!   entries with their first and last key. [`Store::partitions_for`] says which partitions
-//!   (of which groups) a pattern touches, so a reader can fetch only those: POS partitions
-//!   group predicates, SPO partitions group subjects. [`StoreBuilder::partition_size`] sets the
-//!   entries per partition; the default keeps one partition per index.
+//!   (of which groups) a pattern touches, so a reader can fetch only those. Partitions are cut
+//!   where the leading component changes, so POS partitions hold whole predicates and SPO
+//!   partitions whole subjects (unless one value alone exceeds twice the target size).
+//!   [`StoreBuilder::partition_size`] sets the target entries per partition; the default keeps
+//!   one partition per index.
 //! * **Entries** are packed little-endian `u32` triples `(a, b, c)` in a byte string
 //!   (`serde_bytes`), 12 bytes each, so CBOR carries each partition as one byte string.
 //!
@@ -421,6 +423,26 @@ impl Store {
     }
 }
 
+/// Splits sorted keys into partitions of about `size` entries, cutting where the leading
+/// component changes (so POS partitions hold whole predicates and SPO partitions whole
+/// subjects) unless one leading value alone exceeds `2 × size` entries.
+fn split_runs(keys: &[[u32; 3]], size: usize) -> Vec<&[[u32; 3]]> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    for i in 1..keys.len() {
+        let len = i - start;
+        let lead_changes = keys.get(i - 1).map(|k| k[0]) != keys.get(i).map(|k| k[0]);
+        if (len >= size && lead_changes) || len >= size.saturating_mul(2) {
+            out.extend(keys.get(start..i));
+            start = i;
+        }
+    }
+    if start < keys.len() {
+        out.extend(keys.get(start..));
+    }
+    out
+}
+
 /// Collects triples and builds a [`Store`].
 #[derive(Debug, Clone)]
 pub struct StoreBuilder {
@@ -464,7 +486,8 @@ impl StoreBuilder {
         StoreBuilder { ids: HashMap::new(), terms: Vec::new(), facts: HashMap::new(), partition_size: usize::MAX, entailment: true }
     }
 
-    /// Entries per partition (at least 1); the default is one partition per index.
+    /// Target entries per partition (at least 1; see the module docs for where cuts fall);
+    /// the default is one partition per index.
     pub fn partition_size(mut self, entries: usize) -> Self {
         self.partition_size = entries.max(1);
         self
@@ -604,8 +627,8 @@ impl StoreBuilder {
             let mut keyed: Vec<[u32; 3]> = triples.iter().map(|t| order.key(*t)).collect();
             keyed.sort_unstable();
             keyed.dedup();
-            let partitions = keyed
-                .chunks(size.min(keyed.len().max(1)))
+            let partitions = split_runs(&keyed, size)
+                .into_iter()
                 .filter_map(|chunk| {
                     let first = *chunk.first()?;
                     let last = *chunk.last()?;
