@@ -351,7 +351,8 @@ impl Store {
     }
 
     /// Every triple of the `groups` matching `pattern`, as `(s, p, o)` ids, in index order,
-    /// each once. Every index entry examined costs one step of `budget`.
+    /// each once. Every index entry examined costs one step of `budget`, and so does probing
+    /// each group when there are several.
     pub(crate) fn scan(
         &self,
         groups: &[usize],
@@ -388,6 +389,8 @@ impl Store {
                 // Several groups: gather, then merge into one sorted, duplicate-free sequence.
                 let mut keys: Vec<[u32; 3]> = Vec::new();
                 for gi in many {
+                    // Probing a group costs a step even when it holds no match.
+                    budget.step()?;
                     if let Some(g) = self.groups.get(*gi) {
                         each(g, &mut |key| {
                             keys.push(key);
