@@ -166,11 +166,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Joins `input` with the matches of one triple pattern.
-    fn match_triple(&mut self, pat: [Pos; 3], input: Vec<Row>) -> R<Vec<Row>> {
+    /// Joins `input` with the matches of one triple pattern; with `cap`, stops once `cap`
+    /// solutions are produced (they are the first `cap` of the full result).
+    fn match_triple(&mut self, pat: [Pos; 3], input: Vec<Row>, cap: Option<usize>) -> R<Vec<Row>> {
         let mut out: Vec<Row> = Vec::new();
         let max_rows = self.budget_rows();
         for row in input {
+            if cap.is_some_and(|c| out.len() >= c) {
+                break;
+            }
             let (Ok(s), Ok(p), Ok(o)) = (Self::resolve(pat[0], &row), Self::resolve(pat[1], &row), Self::resolve(pat[2], &row)) else {
                 continue;
             };
@@ -186,7 +190,7 @@ impl<'a> Ctx<'a> {
                     }
                     if let Pos::Var(slot) = pat[i] {
                         match get(&new, slot) {
-                            Some(Value::Id(x)) if *x != t[i] => return Ok(()),
+                            Some(Value::Id(x)) if *x != t[i] => return Ok(true),
                             Some(_) => {}
                             None => set(&mut new, slot, Value::Id(t[i])),
                         }
@@ -196,7 +200,7 @@ impl<'a> Ctx<'a> {
                 if out.len() > max_rows {
                     return Err(SparqlError::RowLimit(max_rows));
                 }
-                Ok(())
+                Ok(cap.is_none_or(|c| out.len() < c))
             })?;
             self.budget.produced(out.len() - before)?;
         }
@@ -207,7 +211,7 @@ impl<'a> Ctx<'a> {
         self.budget.max_rows()
     }
 
-    fn bgp(&mut self, patterns: &[TriplePattern], mut rows: Vec<Row>) -> R<Vec<Row>> {
+    fn bgp(&mut self, patterns: &[TriplePattern], mut rows: Vec<Row>, cap: Option<usize>) -> R<Vec<Row>> {
         let mut pats: Vec<[Pos; 3]> = Vec::with_capacity(patterns.len());
         for tp in patterns {
             pats.push([self.pos(&tp.subject)?, self.pred_pos(&tp.predicate), self.pos(&tp.object)?]);
@@ -218,6 +222,7 @@ impl<'a> Ctx<'a> {
         // an earlier pattern or the input. Ties keep the written order.
         let mut bound: HashSet<usize> = rows.first().map(|r| r.iter().enumerate().filter(|(_, v)| v.is_some()).map(|(i, _)| i).collect()).unwrap_or_default();
         let mut remaining: Vec<[Pos; 3]> = pats;
+        let mut order: Vec<[Pos; 3]> = Vec::with_capacity(remaining.len());
         while !remaining.is_empty() {
             let mut best = 0usize;
             let mut best_cost = f64::INFINITY;
@@ -246,12 +251,47 @@ impl<'a> Ctx<'a> {
                     bound.insert(s);
                 }
             }
-            rows = self.match_triple(pat, rows)?;
-            if rows.is_empty() {
-                break;
+            order.push(pat);
+        }
+        match cap {
+            // Breadth first: each pattern joined with all solutions so far.
+            None => {
+                for pat in order {
+                    rows = self.match_triple(pat, rows, None)?;
+                    if rows.is_empty() {
+                        break;
+                    }
+                }
+                Ok(rows)
+            }
+            // Depth first, which yields the same sequence, stopping after `cap` solutions.
+            Some(cap) => {
+                let mut out = Vec::new();
+                for row in rows {
+                    if out.len() >= cap {
+                        break;
+                    }
+                    self.bgp_first(&order, row, &mut out, cap)?;
+                }
+                Ok(out)
             }
         }
-        Ok(rows)
+    }
+
+    /// Appends to `out` the solutions of the patterns extending `row`, up to `cap` in all.
+    fn bgp_first(&mut self, order: &[[Pos; 3]], row: Row, out: &mut Vec<Row>, cap: usize) -> R<()> {
+        let Some((first, rest)) = order.split_first() else {
+            out.push(row);
+            return Ok(());
+        };
+        let room = if rest.is_empty() { Some(cap.saturating_sub(out.len())) } else { None };
+        for next in self.match_triple(*first, vec![row], room)? {
+            if out.len() >= cap {
+                break;
+            }
+            self.bgp_first(rest, next, out, cap)?;
+        }
+        Ok(())
     }
 
     /// `(start, end)` id pairs linked by `path`, with either end optionally fixed.
@@ -267,7 +307,7 @@ impl<'a> Ctx<'a> {
                     if out.len() > max_rows {
                         return Err(SparqlError::RowLimit(max_rows));
                     }
-                    Ok(())
+                    Ok(true)
                 })?;
                 out
             }
@@ -301,7 +341,7 @@ impl<'a> Ctx<'a> {
                             return Err(SparqlError::RowLimit(max_rows));
                         }
                     }
-                    Ok(())
+                    Ok(true)
                 })?;
                 out
             }
@@ -328,7 +368,7 @@ impl<'a> Ctx<'a> {
                         store.scan(&self.groups, &IdPattern::default(), &mut self.budget, &mut |t| {
                             nodes.insert(t[0]);
                             nodes.insert(t[2]);
-                            Ok(())
+                            Ok(true)
                         })?;
                         for n in nodes {
                             for y in self.reach(inner, n, true, zero, many)? {
@@ -523,7 +563,7 @@ impl<'a> Ctx<'a> {
             return Ok(input);
         }
         match gp {
-            GraphPattern::Bgp { patterns } => self.bgp(patterns, input),
+            GraphPattern::Bgp { patterns } => self.bgp(patterns, input, None),
             GraphPattern::Path { subject, path, object } => self.path(subject, path, object, input),
             GraphPattern::Join { left, right } if substitutable(gp) => {
                 let l = self.eval_in(left, input)?;
@@ -540,6 +580,72 @@ impl<'a> Ctx<'a> {
                 self.join(input, r)
             }
         }
+    }
+
+    /// The first `cap` solutions of `gp` (exactly those `eval` would give first), computing
+    /// no more than needed where the operator allows: BGPs stop their last join early, and
+    /// projection, `BIND`, `UNION`, `REDUCED` and `LIMIT` pass the cap through.
+    pub(crate) fn eval_capped(&mut self, gp: &GraphPattern, cap: usize) -> R<Vec<Row>> {
+        let mut rows = match gp {
+            GraphPattern::Bgp { patterns } => self.bgp(patterns, vec![Vec::new()], Some(cap))?,
+            GraphPattern::Project { inner, variables } => {
+                let rows = self.eval_capped(inner, cap)?;
+                self.project(rows, variables)
+            }
+            GraphPattern::Extend { inner, variable, expression } => {
+                let rows = self.eval_capped(inner, cap)?;
+                self.extend(rows, variable, expression)?
+            }
+            GraphPattern::Reduced { inner } => self.eval_capped(inner, cap)?,
+            GraphPattern::Union { left, right } => {
+                let mut rows = self.eval_capped(left, cap)?;
+                if rows.len() < cap {
+                    rows.extend(self.eval_capped(right, cap - rows.len())?);
+                }
+                rows
+            }
+            GraphPattern::Slice { inner, start, length } => {
+                let want = length.map_or(cap, |n| n.min(cap));
+                let rows = self.eval_capped(inner, start.saturating_add(want))?;
+                rows.into_iter().skip(*start).take(want).collect()
+            }
+            _ => self.eval(gp)?,
+        };
+        rows.truncate(cap);
+        Ok(rows)
+    }
+
+    fn project(&mut self, rows: Vec<Row>, variables: &[spargebra::term::Variable]) -> Vec<Row> {
+        let slots: Vec<usize> = variables.iter().map(|v| self.slot(v.as_str())).collect();
+        rows.into_iter()
+            .map(|r| {
+                let mut new: Row = Vec::new();
+                for s in &slots {
+                    if let Some(v) = get(&r, *s) {
+                        set(&mut new, *s, v.clone());
+                    }
+                }
+                new
+            })
+            .collect()
+    }
+
+    fn extend(&mut self, rows: Vec<Row>, variable: &spargebra::term::Variable, expression: &spargebra::algebra::Expression) -> R<Vec<Row>> {
+        let slot = self.slot(variable.as_str());
+        let mut out = Vec::with_capacity(rows.len());
+        for mut r in rows {
+            self.budget.step()?;
+            match self.expr(expression, &r) {
+                Ok(t) => {
+                    let v = self.value_of(t);
+                    set(&mut r, slot, v);
+                }
+                Err(EvalError::Type) => {}
+                Err(EvalError::Fatal(e)) => return Err(e),
+            }
+            out.push(r);
+        }
+        Ok(out)
     }
 
     /// Solutions of `gp` on its own.
@@ -608,21 +714,7 @@ impl<'a> Ctx<'a> {
             }
             GraphPattern::Extend { inner, variable, expression } => {
                 let rows = self.eval(inner)?;
-                let slot = self.slot(variable.as_str());
-                let mut out = Vec::with_capacity(rows.len());
-                for mut r in rows {
-                    self.budget.step()?;
-                    match self.expr(expression, &r) {
-                        Ok(t) => {
-                            let v = self.value_of(t);
-                            set(&mut r, slot, v);
-                        }
-                        Err(EvalError::Type) => {}
-                        Err(EvalError::Fatal(e)) => return Err(e),
-                    }
-                    out.push(r);
-                }
-                Ok(out)
+                self.extend(rows, variable, expression)
             }
             GraphPattern::Minus { left, right } => {
                 let l = self.eval(left)?;
@@ -688,19 +780,7 @@ impl<'a> Ctx<'a> {
             }
             GraphPattern::Project { inner, variables } => {
                 let rows = self.eval(inner)?;
-                let slots: Vec<usize> = variables.iter().map(|v| self.slot(v.as_str())).collect();
-                Ok(rows
-                    .into_iter()
-                    .map(|r| {
-                        let mut new: Row = Vec::new();
-                        for s in &slots {
-                            if let Some(v) = get(&r, *s) {
-                                set(&mut new, *s, v.clone());
-                            }
-                        }
-                        new
-                    })
-                    .collect())
+                Ok(self.project(rows, variables))
             }
             // REDUCED permits, but does not require, eliminating duplicates: keep them all.
             GraphPattern::Reduced { inner } => self.eval(inner),
@@ -716,7 +796,10 @@ impl<'a> Ctx<'a> {
                 Ok(out)
             }
             GraphPattern::Slice { inner, start, length } => {
-                let rows = self.eval(inner)?;
+                let rows = match length {
+                    Some(n) => self.eval_capped(inner, start.saturating_add(*n))?,
+                    None => self.eval(inner)?,
+                };
                 let it = rows.into_iter().skip(*start);
                 Ok(match length {
                     Some(n) => it.take(*n).collect(),
@@ -944,7 +1027,9 @@ pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, 
         return unsupported(&format!("queries nested deeper than {} operators", super::MAX_ALGEBRA_DEPTH));
     }
     let mut ctx = Ctx { store, groups: store.viewable_groups(can_view), budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
-    let mut rows = ctx.eval(pattern)?;
+    // The forced LIMIT (and ASK's single solution) is a cap on the whole evaluation.
+    let cap = if matches!(form, Form::Ask) { 1 } else { opts.max_limit };
+    let mut rows = ctx.eval_capped(pattern, cap)?;
     if matches!(form, Form::Ask) {
         return Ok(QueryResults::Boolean(!rows.is_empty()));
     }
@@ -1025,7 +1110,7 @@ impl Ctx<'_> {
             let store = self.store;
             store.scan(&self.groups, &IdPattern { subject: Some(subject), ..IdPattern::default() }, &mut self.budget, &mut |t| {
                 found.push(t);
-                Ok(())
+                Ok(true)
             })?;
             self.budget.produced(found.len())?;
             for [s, p, o] in found {

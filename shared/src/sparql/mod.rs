@@ -52,7 +52,12 @@
 //! # Bounds
 //!
 //! The solution count is capped at [`QueryOptions::max_limit`] (10,000): a query without
-//! `LIMIT` gets it, a larger `LIMIT` is lowered. Every index entry scanned costs one step, every
+//! `LIMIT` gets it, a larger `LIMIT` is lowered. A cap (the forced one, a `LIMIT`, or `ASK`'s
+//! one solution) stops evaluation early where the operators allow it (basic graph patterns
+//! evaluated depth first, projection, `BIND`, `UNION`, `REDUCED`), with exactly the solutions
+//! the full evaluation would give first; so `SELECT * WHERE { ?s ?p ?o } LIMIT 10` is cheap
+//! on any store, and a bare cartesian product returns its first 10,000 solutions, while the
+//! same product under `DISTINCT`, `ORDER BY` or `COUNT` stops at the work limit. Every index entry scanned costs one step, every
 //! solution and every pair compared in a join costs one step; past
 //! [`QueryOptions::work_limit`] steps the query stops with
 //! `query exceeded the work limit of N steps`. No intermediate solution sequence may exceed

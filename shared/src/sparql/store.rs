@@ -351,18 +351,19 @@ impl Store {
     }
 
     /// Every triple of the `groups` matching `pattern`, as `(s, p, o)` ids, in index order,
-    /// each once. Every index entry examined costs one step of `budget`, and so does probing
+    /// each once, until `out` returns `false`. Every index entry examined costs one step of `budget`, and so does probing
     /// each group when there are several.
     pub(crate) fn scan(
         &self,
         groups: &[usize],
         pattern: &IdPattern,
         budget: &mut Budget,
-        out: &mut dyn FnMut([u32; 3]) -> Result<(), SparqlError>,
+        out: &mut dyn FnMut([u32; 3]) -> Result<bool, SparqlError>,
     ) -> Result<(), SparqlError> {
         let (order, prefix) = pattern.plan();
         let (lo, hi) = prefix_range(&prefix);
-        let each = |group: &Group, f: &mut dyn FnMut([u32; 3]) -> Result<(), SparqlError>, budget: &mut Budget| -> Result<(), SparqlError> {
+        // Feeds `f` the group's matching keys until it returns false; false if stopped.
+        let each = |group: &Group, f: &mut dyn FnMut([u32; 3]) -> Result<bool, SparqlError>, budget: &mut Budget| -> Result<bool, SparqlError> {
             for part in &group.index(order).partitions {
                 if !part.overlaps(&lo, &hi) {
                     continue;
@@ -374,15 +375,17 @@ impl Store {
                     }
                     budget.step()?;
                     i += 1;
-                    f(key)?;
+                    if !f(key)? {
+                        return Ok(false);
+                    }
                 }
             }
-            Ok(())
+            Ok(true)
         };
         match groups {
             [] => Ok(()),
             [only] => match self.groups.get(*only) {
-                Some(g) => each(g, &mut |key| out(order.triple(key)), budget),
+                Some(g) => each(g, &mut |key| out(order.triple(key)), budget).map(|_| ()),
                 None => Ok(()),
             },
             many => {
@@ -394,14 +397,16 @@ impl Store {
                     if let Some(g) = self.groups.get(*gi) {
                         each(g, &mut |key| {
                             keys.push(key);
-                            Ok(())
+                            Ok(true)
                         }, budget)?;
                     }
                 }
                 keys.sort_unstable();
                 keys.dedup();
                 for key in keys {
-                    out(order.triple(key))?;
+                    if !out(order.triple(key))? {
+                        break;
+                    }
                 }
                 Ok(())
             }

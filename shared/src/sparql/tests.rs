@@ -272,14 +272,23 @@ fn big_store(n: u32) -> Store {
 fn pathological_queries_stop_at_the_work_limit_quickly() {
     let s = big_store(300);
     let opts = QueryOptions::default();
-    let cartesian = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n ?o . ?p ?q ?r }";
+    let six = "{ ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n ?o . ?p ?q ?r }";
+    // Plain: the forced LIMIT 10,000 caps evaluation (depth-first), so it answers at once.
+    let start = Instant::now();
+    let r = execute(&s, &format!("SELECT * WHERE {six}"), &all, &opts).expect("capped by the forced LIMIT");
+    assert_eq!(rows(&r).len(), 10_000);
+    assert!(start.elapsed().as_secs() < 20);
+    // Needing every solution (DISTINCT, ORDER BY, COUNT) it must stop at the work limit.
+    let distinct = format!("SELECT DISTINCT * WHERE {six}");
+    let ordered = format!("SELECT * WHERE {six} ORDER BY ?a");
+    let counted = format!("SELECT (COUNT(*) AS ?n) WHERE {six}");
     let mut optionals = String::from("SELECT * WHERE { ?s ?p ?o ");
     for i in 0..30 {
         optionals.push_str(&format!("OPTIONAL {{ ?s ?p{i} ?o{i} }} "));
     }
     optionals.push('}');
     let counting = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }";
-    for q in [cartesian, optionals.as_str(), counting] {
+    for q in [distinct.as_str(), ordered.as_str(), counted.as_str(), optionals.as_str(), counting] {
         let start = Instant::now();
         let e = execute(&s, q, &all, &opts).expect_err("must be stopped");
         assert_eq!(e, SparqlError::WorkLimit(opts.work_limit), "{q}");
@@ -452,4 +461,24 @@ fn long_unary_chains_do_not_crash() {
     }
     let q = format!("SELECT * WHERE {{ ?s {} ?o }}", vec!["rdfs:label"; 3000].join("/"));
     assert!(execute(&s, &q, &all, &QueryOptions::default()).is_err());
+}
+
+#[test]
+fn limits_stop_evaluation_early_with_the_same_first_solutions() {
+    let s = big_store(3_000);
+    let tight = QueryOptions { work_limit: 1_000, ..QueryOptions::default() };
+    let q = |body: &str| format!("{PREFIXES}{body}");
+    let r = execute(&s, &q("SELECT * WHERE { ?s ?p ?o } LIMIT 10"), &all, &tight).expect("cheap");
+    assert_eq!(rows(&r).len(), 10);
+    assert_eq!(execute(&s, &q("ASK { ?s ?p ?o }"), &all, &tight).expect("cheap"), QueryResults::Boolean(true));
+    // The first pattern of a BGP is scanned whole (3,000 entries here); the rest stops early.
+    let moderate = QueryOptions { work_limit: 40_000, ..QueryOptions::default() };
+    let r2 = execute(&s, &q("SELECT ?s ?h WHERE { ?s wk:partOf ?h . ?h rdfs:label ?l BIND(STRLEN(?l) AS ?n) } OFFSET 5 LIMIT 7"), &all, &moderate).expect("cheap");
+    // Same solutions as the uncapped evaluation, cut afterwards.
+    let full = execute(&s, &q("SELECT ?s ?h WHERE { ?s wk:partOf ?h . ?h rdfs:label ?l BIND(STRLEN(?l) AS ?n) }"), &all, &QueryOptions::default()).expect("runs");
+    let QueryResults::Solutions { rows: all_rows, .. } = full else { panic!("solutions") };
+    let QueryResults::Solutions { rows: some, .. } = r2 else { panic!("solutions") };
+    assert_eq!(some, all_rows[5..12].to_vec());
+    let u = execute(&s, &q("SELECT ?x WHERE { { ?x wk:partOf <https://wiki.wikantik.com/id/page/p1> } UNION { ?x wk:relatedTo ?y } } LIMIT 15"), &all, &tight).expect("cheap");
+    assert_eq!(rows(&u).len(), 15);
 }
