@@ -211,7 +211,12 @@ impl<'a> Ctx<'a> {
         self.budget.max_rows()
     }
 
-    fn bgp(&mut self, patterns: &[TriplePattern], mut rows: Vec<Row>, cap: Option<usize>) -> R<Vec<Row>> {
+    fn bgp(&mut self, patterns: &[TriplePattern], rows: Vec<Row>, cap: Option<usize>) -> R<Vec<Row>> {
+        self.bgp_filtered(patterns, rows, cap, None)
+    }
+
+    /// A BGP's solutions (optionally only those passing `filter`), the first `cap` of them.
+    fn bgp_filtered(&mut self, patterns: &[TriplePattern], mut rows: Vec<Row>, cap: Option<usize>, filter: Option<&spargebra::algebra::Expression>) -> R<Vec<Row>> {
         let mut pats: Vec<[Pos; 3]> = Vec::with_capacity(patterns.len());
         for tp in patterns {
             pats.push([self.pos(&tp.subject)?, self.pred_pos(&tp.predicate), self.pos(&tp.object)?]);
@@ -262,6 +267,16 @@ impl<'a> Ctx<'a> {
                         break;
                     }
                 }
+                if let Some(e) = filter {
+                    let mut kept = Vec::with_capacity(rows.len());
+                    for r in rows {
+                        self.budget.step()?;
+                        if self.ebv(e, &r)? {
+                            kept.push(r);
+                        }
+                    }
+                    rows = kept;
+                }
                 Ok(rows)
             }
             // Depth first, which yields the same sequence, stopping after `cap` solutions.
@@ -271,7 +286,7 @@ impl<'a> Ctx<'a> {
                     if out.len() >= cap {
                         break;
                     }
-                    self.bgp_first(&order, row, &mut out, cap)?;
+                    self.bgp_first(&order, row, &mut out, cap, filter)?;
                 }
                 Ok(out)
             }
@@ -279,17 +294,27 @@ impl<'a> Ctx<'a> {
     }
 
     /// Appends to `out` the solutions of the patterns extending `row`, up to `cap` in all.
-    fn bgp_first(&mut self, order: &[[Pos; 3]], row: Row, out: &mut Vec<Row>, cap: usize) -> R<()> {
+    fn bgp_first(&mut self, order: &[[Pos; 3]], row: Row, out: &mut Vec<Row>, cap: usize, filter: Option<&spargebra::algebra::Expression>) -> R<()> {
         let Some((first, rest)) = order.split_first() else {
-            out.push(row);
+            let keep = match filter {
+                Some(e) => {
+                    self.budget.step()?;
+                    self.ebv(e, &row)?
+                }
+                None => true,
+            };
+            if keep {
+                out.push(row);
+            }
             return Ok(());
         };
-        let room = if rest.is_empty() { Some(cap.saturating_sub(out.len())) } else { None };
+        // Without a filter the last pattern can stop its scan as soon as the cap is reached.
+        let room = if rest.is_empty() && filter.is_none() { Some(cap.saturating_sub(out.len())) } else { None };
         for next in self.match_triple(*first, vec![row], room)? {
             if out.len() >= cap {
                 break;
             }
-            self.bgp_first(rest, next, out, cap)?;
+            self.bgp_first(rest, next, out, cap, filter)?;
         }
         Ok(())
     }
@@ -583,8 +608,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// The first `cap` solutions of `gp` (exactly those `eval` would give first), computing
-    /// no more than needed where the operator allows: BGPs stop their last join early, and
-    /// projection, `BIND`, `UNION`, `REDUCED` and `LIMIT` pass the cap through.
+    /// no more than needed where the operator allows: BGPs (also under a `FILTER`) are
+    /// evaluated depth first and stop early, and projection, `BIND`, `UNION`, `REDUCED` and
+    /// `LIMIT` pass the cap through.
     pub(crate) fn eval_capped(&mut self, gp: &GraphPattern, cap: usize) -> R<Vec<Row>> {
         let mut rows = match gp {
             GraphPattern::Bgp { patterns } => self.bgp(patterns, vec![Vec::new()], Some(cap))?,
@@ -597,6 +623,10 @@ impl<'a> Ctx<'a> {
                 self.extend(rows, variable, expression)?
             }
             GraphPattern::Reduced { inner } => self.eval_capped(inner, cap)?,
+            GraphPattern::Filter { expr, inner } => match inner.as_ref() {
+                GraphPattern::Bgp { patterns } => self.bgp_filtered(patterns, vec![Vec::new()], Some(cap), Some(expr))?,
+                _ => self.eval(gp)?,
+            },
             GraphPattern::Union { left, right } => {
                 let mut rows = self.eval_capped(left, cap)?;
                 if rows.len() < cap {

@@ -479,6 +479,10 @@ fn limits_stop_evaluation_early_with_the_same_first_solutions() {
     let QueryResults::Solutions { rows: all_rows, .. } = full else { panic!("solutions") };
     let QueryResults::Solutions { rows: some, .. } = r2 else { panic!("solutions") };
     assert_eq!(some, all_rows[5..12].to_vec());
+    let f = execute(&s, &q("SELECT ?s ?h WHERE { ?s rdfs:label ?l . ?s wk:partOf ?h FILTER(STRENDS(?l, \"7\")) } LIMIT 5"), &all, &moderate).expect("cheap");
+    assert_eq!(rows(&f).len(), 5);
+    let full = execute(&s, &q("SELECT ?s ?h WHERE { ?s rdfs:label ?l . ?s wk:partOf ?h FILTER(STRENDS(?l, \"7\")) }"), &all, &QueryOptions::default()).expect("runs");
+    assert_eq!(rows(&f), rows(&full)[..5].to_vec());
     let u = execute(&s, &q("SELECT ?x WHERE { { ?x wk:partOf <https://wiki.wikantik.com/id/page/p1> } UNION { ?x wk:relatedTo ?y } } LIMIT 15"), &all, &tight).expect("cheap");
     assert_eq!(rows(&u).len(), 15);
 }
