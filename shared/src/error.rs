@@ -29,6 +29,10 @@ pub enum Error {
     /// Anything else the caller supplied that cannot be used.
     #[error("{0}")]
     Invalid(String),
+
+    /// A SPARQL query that cannot be run: syntax, unsupported feature, or a work/size bound.
+    #[error("{0}")]
+    Sparql(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -34,6 +34,7 @@ pub mod rest;
 pub mod retrieval;
 pub mod service;
 pub mod shard;
+pub mod sparql;
 pub mod spine;
 pub mod tokens;
 pub mod tools;
