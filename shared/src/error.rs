@@ -29,6 +29,10 @@ pub enum Error {
     /// Anything else the caller supplied that cannot be used.
     #[error("{0}")]
     Invalid(String),
+
+    /// A model shard that cannot be used, or an input the encoder cannot embed.
+    #[error("encoder: {0}")]
+    Encoder(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

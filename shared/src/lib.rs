@@ -5,6 +5,7 @@
 //! the functions (WASM and native) feed it shards and serve what it returns.
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
+pub mod encoder;
 pub mod error;
 pub mod hashing;
 pub mod tokens;

@@ -1,0 +1,234 @@
+//! Numeric kernels of the encoder: symmetric int8 quantization and the int8 × int8 dot
+//! products that carry almost all of a forward pass's work.
+//!
+//! Three implementations of the same arithmetic (results are bit-identical, integer sums):
+//! - a portable one written so that LLVM auto-vectorises it (SSE2 on x86_64, NEON on
+//!   aarch64, plain scalar elsewhere);
+//! - on x86_64, the same code compiled a second time with AVX2 enabled and picked at run
+//!   time when the CPU has it (build-time embedding of documents);
+//! - on wasm32 built with `-C target-feature=+simd128`, explicit `core::arch::wasm32`
+//!   code: sign-extend i8x16 to two i16x8 and `i32x4.dot_i16x8_s` (query time at the edge).
+
+/// Quantizes `src` symmetrically to int8 in `dst` and returns the scale, so that
+/// `src[i] ≈ dst[i] as f32 * scale`. The scale is `max|src| / 127`; an all-zero (or
+/// non-finite) row gets scale 0 and zeros.
+pub fn quantize_row(src: &[f32], dst: &mut [i8]) -> f32 {
+    let max = src.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if max == 0.0 || !max.is_finite() {
+        dst.iter_mut().for_each(|d| *d = 0);
+        return 0.0;
+    }
+    let inv = 127.0 / max;
+    for (d, s) in dst.iter_mut().zip(src) {
+        let v = s * inv;
+        // Round half away from zero; `as` saturates, and |v| <= 127 anyway.
+        *d = (v + 0.5f32.copysign(v)) as i8;
+    }
+    max / 127.0
+}
+
+/// Dot products of one int8 row `x` with four int8 rows `w[0..4]` (each at least as long
+/// as `x`), as exact i32 sums.
+#[inline]
+pub fn dot4_i8(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        simd128::dot4(x, w)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        portable::dot4(x, w)
+    }
+}
+
+/// Dot product of two int8 rows (the shorter length counts), as an exact i32 sum.
+#[inline]
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    portable::dot(a, b)
+}
+
+/// f32 dot product, written to auto-vectorise (eight independent partial sums).
+#[inline]
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0f32; 8];
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        s += x * y;
+    }
+    s
+}
+
+/// `y[i] += a * x[i]`, auto-vectorised.
+#[inline]
+pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Runs `f` with the best dot-product code this CPU supports. On x86_64 with AVX2 the
+/// closure body is compiled a second time with AVX2 enabled (see [`with_best_isa`]'s
+/// callers: they pass generic, `#[inline(always)]` code).
+#[inline]
+pub fn with_best_isa<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU was just checked to support AVX2.
+            return unsafe { run_avx2(f) };
+        }
+    }
+    f()
+}
+
+#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+pub(crate) mod portable {
+    /// See [`super::dot4_i8`]. Plain loops over equal-length slices: LLVM turns the
+    /// widening multiply-add into `pmaddwd` / `vpmaddwd` on x86_64.
+    #[inline(always)]
+    pub fn dot4(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
+        let n = x.len();
+        let (w0, w1, w2, w3) = (&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]);
+        let mut acc = [0i32; 4];
+        for i in 0..n {
+            let xi = x[i] as i16;
+            // i8 * i8 fits in i16 except (-128)², which quantize_row never produces.
+            acc[0] += (xi * w0[i] as i16) as i32;
+            acc[1] += (xi * w1[i] as i16) as i32;
+            acc[2] += (xi * w2[i] as i16) as i32;
+            acc[3] += (xi * w3[i] as i16) as i32;
+        }
+        acc
+    }
+
+    #[inline(always)]
+    pub fn dot(a: &[i8], b: &[i8]) -> i32 {
+        let n = a.len().min(b.len());
+        let (a, b) = (&a[..n], &b[..n]);
+        let mut acc = 0i32;
+        for i in 0..n {
+            acc += (a[i] as i16 * b[i] as i16) as i32;
+        }
+        acc
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub(crate) mod simd128 {
+    use core::arch::wasm32::*;
+
+    #[inline(always)]
+    fn hsum(v: v128) -> i32 {
+        i32x4_extract_lane::<0>(v)
+            + i32x4_extract_lane::<1>(v)
+            + i32x4_extract_lane::<2>(v)
+            + i32x4_extract_lane::<3>(v)
+    }
+
+    /// See [`super::dot4_i8`]: 16 int8 lanes at a time, sign-extended to two i16x8 halves
+    /// and multiplied-and-pair-summed into i32x4 accumulators by `i32x4.dot_i16x8_s`.
+    #[inline(always)]
+    pub fn dot4(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
+        let n = x.len();
+        let rows = [&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]];
+        let full = n / 16 * 16;
+        let mut acc = [i32x4_splat(0); 4];
+        let mut i = 0;
+        while i < full {
+            // SAFETY: i + 16 <= n and every row holds n bytes; v128_load is an unaligned load.
+            let xv = unsafe { v128_load(x.as_ptr().add(i) as *const v128) };
+            let xl = i16x8_extend_low_i8x16(xv);
+            let xh = i16x8_extend_high_i8x16(xv);
+            for r in 0..4 {
+                let wv = unsafe { v128_load(rows[r].as_ptr().add(i) as *const v128) };
+                let p = i32x4_add(
+                    i32x4_dot_i16x8(xl, i16x8_extend_low_i8x16(wv)),
+                    i32x4_dot_i16x8(xh, i16x8_extend_high_i8x16(wv)),
+                );
+                acc[r] = i32x4_add(acc[r], p);
+            }
+            i += 16;
+        }
+        let mut out = [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])];
+        for j in full..n {
+            let xj = x[j] as i32;
+            for r in 0..4 {
+                out[r] += xj * rows[r][j] as i32;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(2654435761).wrapping_add(1);
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                (s as f32 / u32::MAX as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn quantize_row_round_trips_within_half_a_step() {
+        let src = pseudo_random(100, 7);
+        let mut q = vec![0i8; 100];
+        let scale = quantize_row(&src, &mut q);
+        for (s, q) in src.iter().zip(&q) {
+            assert!((s - *q as f32 * scale).abs() <= scale * 0.5 + 1e-7);
+        }
+        assert!(q.iter().any(|v| v.abs() == 127));
+        assert_eq!(quantize_row(&[0.0; 4], &mut q[..4]), 0.0);
+    }
+
+    #[test]
+    fn dot4_matches_naive_sums_including_tails() {
+        for n in [0usize, 1, 15, 16, 17, 384, 1536 + 5] {
+            let mut rows: Vec<Vec<i8>> = Vec::new();
+            for seed in 0..5 {
+                let f = pseudo_random(n, seed + 1);
+                let mut q = vec![0i8; n];
+                quantize_row(&f, &mut q);
+                rows.push(q);
+            }
+            let x = &rows[0];
+            let got = dot4_i8(x, [&rows[1], &rows[2], &rows[3], &rows[4]]);
+            for r in 0..4 {
+                let want: i32 = x.iter().zip(&rows[r + 1]).map(|(a, b)| *a as i32 * *b as i32).sum();
+                assert_eq!(got[r], want, "n={n} r={r}");
+                assert_eq!(dot_i8(x, &rows[r + 1]), want);
+            }
+            let got_avx = with_best_isa(|| portable::dot4(x, [&rows[1], &rows[2], &rows[3], &rows[4]]));
+            assert_eq!(got_avx, got);
+        }
+    }
+
+    #[test]
+    fn dot_f32_matches_naive() {
+        let a = pseudo_random(37, 3);
+        let b = pseudo_random(37, 4);
+        let want: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot_f32(&a, &b) - want).abs() < 1e-5);
+    }
+}
