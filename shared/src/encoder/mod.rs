@@ -358,7 +358,7 @@ impl Encoder {
         let (mut qkv, mut ctx, mut tmp, mut ffn) = (Vec::new(), vec![0f32; n * h], Vec::new(), Vec::new());
         for layer in &self.layers {
             layer.qkv.forward(&x, n, &mut qkv, act);
-            self.attention(&qkv, n, &mut ctx);
+            kernels::with_best_isa(|| self.attention(&qkv, n, &mut ctx));
             layer.attn_out.forward(&ctx, n, &mut tmp, act);
             for (xv, a) in x.iter_mut().zip(&tmp) {
                 *xv += a;
@@ -388,27 +388,33 @@ impl Encoder {
 
     /// Multi-head self-attention over one unpadded sequence: `qkv` is `n × 3h`
     /// (query | key | value), `ctx` receives `n × h`.
+    ///
+    /// Per head, keys are gathered transposed (`hd × n`) so that a query's scores are `hd`
+    /// vectorisable `axpy`s over all keys, and values contiguously (`n × hd`).
+    #[inline(always)]
     fn attention(&self, qkv: &[f32], n: usize, ctx: &mut [f32]) {
         let h = self.hidden;
         let hd = h / self.heads;
         let scale = 1.0 / (hd as f32).sqrt();
-        let mut k = vec![0f32; n * hd];
+        let mut kt = vec![0f32; hd * n];
         let mut v = vec![0f32; n * hd];
         let mut scores = vec![0f32; n];
         for head in 0..self.heads {
             let off = head * hd;
             for j in 0..n {
                 let base = j * 3 * h;
-                k[j * hd..(j + 1) * hd].copy_from_slice(&qkv[base + h + off..base + h + off + hd]);
+                for (d, kv) in qkv[base + h + off..base + h + off + hd].iter().enumerate() {
+                    kt[d * n + j] = *kv;
+                }
                 v[j * hd..(j + 1) * hd].copy_from_slice(&qkv[base + 2 * h + off..base + 2 * h + off + hd]);
             }
             for i in 0..n {
                 let q = &qkv[i * 3 * h + off..i * 3 * h + off + hd];
-                let mut max = f32::NEG_INFINITY;
-                for (j, s) in scores.iter_mut().enumerate() {
-                    *s = kernels::dot_f32(q, &k[j * hd..(j + 1) * hd]) * scale;
-                    max = max.max(*s);
+                scores.iter_mut().for_each(|s| *s = 0.0);
+                for (d, qd) in q.iter().enumerate() {
+                    kernels::axpy(qd * scale, &kt[d * n..(d + 1) * n], &mut scores);
                 }
+                let max = scores.iter().fold(f32::NEG_INFINITY, |m, s| m.max(*s));
                 let mut sum = 0.0;
                 for s in scores.iter_mut() {
                     *s = (*s - max).exp();
@@ -421,5 +427,163 @@ impl Encoder {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Tests on a tiny random model and WordPiece vocabulary, so they need no model files.
+    //! Agreement with sentence-transformers on the real model is tested in
+    //! `tests/encoder_reference.rs` and in the index-builder's `model_import`.
+    use super::*;
+
+    const TOKENIZER: &str = r###"{
+      "version": "1.0", "truncation": null, "padding": null,
+      "added_tokens": [
+        {"id": 0, "content": "[PAD]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+        {"id": 1, "content": "[UNK]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+        {"id": 2, "content": "[CLS]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+        {"id": 3, "content": "[SEP]", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}
+      ],
+      "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+      "pre_tokenizer": {"type": "BertPreTokenizer"},
+      "post_processor": {"type": "TemplateProcessing",
+        "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+        "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}},
+                 {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+        "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+      "decoder": null,
+      "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100,
+        "vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "edge": 4, "wiki": 5, "search": 6, "shard": 7, "##s": 8, "the": 9}}
+    }"###;
+
+    struct Rng(u32);
+    impl Rng {
+        fn vec(&mut self, n: usize, amp: f32) -> Vec<f32> {
+            (0..n)
+                .map(|_| {
+                    self.0 ^= self.0 << 13;
+                    self.0 ^= self.0 >> 17;
+                    self.0 ^= self.0 << 5;
+                    ((self.0 as f32 / u32::MAX as f32) * 2.0 - 1.0) * amp
+                })
+                .collect()
+        }
+    }
+
+    fn tiny_shard() -> ModelShard {
+        let (h, ffn, vocab, layers, max_tokens) = (16, 32, 10, 2, 8);
+        let mut rng = Rng(12345);
+        let mut lin = |out: usize, inp: usize| QuantLinear {
+            weight: QuantMatrix::quantize(out, inp, &rng.vec(out * inp, 0.5)),
+            bias: F32Bytes(vec![0.01; out]),
+        };
+        let norm = || LayerNormParams { gamma: F32Bytes(vec![1.0; h]), beta: F32Bytes(vec![0.0; h]) };
+        let layers: Vec<LayerTensors> = (0..layers)
+            .map(|_| LayerTensors {
+                query: lin(h, h),
+                key: lin(h, h),
+                value: lin(h, h),
+                attn_out: lin(h, h),
+                attn_norm: norm(),
+                ffn_in: lin(ffn, h),
+                ffn_out: lin(h, ffn),
+                ffn_norm: norm(),
+            })
+            .collect();
+        let mut rng = Rng(777);
+        ModelShard {
+            name: "tiny".into(),
+            dim: h,
+            max_tokens,
+            tokenizer_json: TOKENIZER.into(),
+            config: BertConfig {
+                vocab_size: vocab,
+                hidden_size: h,
+                num_hidden_layers: 2,
+                num_attention_heads: 4,
+                intermediate_size: ffn,
+                max_position_embeddings: 16,
+                type_vocab_size: 2,
+                layer_norm_eps: 1e-12,
+            },
+            tensors: ModelTensors {
+                word_embeddings: QuantMatrix::quantize(vocab, h, &rng.vec(vocab * h, 1.0)),
+                position_embeddings: F32Bytes(rng.vec(max_tokens * h, 0.1)),
+                token_type_embeddings: F32Bytes(rng.vec(2 * h, 0.1)),
+                embedding_norm: norm(),
+                layers,
+            },
+        }
+    }
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn cbor_round_trip_uses_byte_strings() {
+        let shard = tiny_shard();
+        let cbor = shard.to_cbor().unwrap();
+        assert_eq!(ModelShard::from_cbor(&cbor).unwrap(), shard);
+        // Bulk data as byte strings: ~1 byte per int8 weight and 4 per f32, plus framing.
+        let raw: usize = 10 * 16 * 5 + 2 * (4 * 16 * 16 * 5 + 2 * 16 * 32 + 16 * 4 + 32 * 4 + 16 * 4 * 8) + 8 * 16 * 4;
+        assert!(cbor.len() < raw + 2 * TOKENIZER.len(), "{} bytes of CBOR for ~{raw} bytes of data", cbor.len());
+    }
+
+    #[test]
+    fn embeds_unit_vectors_deterministically() {
+        let enc = Encoder::from_shard(tiny_shard()).unwrap();
+        assert_eq!(enc.dim(), 16);
+        assert_eq!(enc.tokenize("Edge wiki shards").unwrap(), vec![2, 4, 5, 7, 8, 3]);
+        let a = enc.embed("edge wiki search").unwrap();
+        assert_eq!(a.len(), 16);
+        assert!((a.iter().map(|v| v * v).sum::<f32>() - 1.0).abs() < 1e-5);
+        assert_eq!(a, enc.embed("edge wiki search").unwrap());
+        let batch = enc.embed_batch(&["edge wiki search", "the shard", ""]).unwrap();
+        assert_eq!(batch[0], a);
+        assert!(cosine(&batch[0], &batch[1]) < 0.9999);
+        assert!(batch[2].iter().all(|v| v.is_finite()), "empty text embeds [CLS] [SEP]");
+    }
+
+    #[test]
+    fn truncates_long_input_to_max_tokens() {
+        let enc = Encoder::from_shard(tiny_shard()).unwrap();
+        let ids = enc.tokenize(&"wiki ".repeat(50)).unwrap();
+        assert_eq!(ids.len(), 8);
+        assert_eq!((ids[0], ids[7]), (2, 3));
+        assert!(enc.embed(&"wiki ".repeat(50)).is_ok());
+        assert!(enc.embed_ids(&[2; 9]).is_err());
+        assert!(enc.embed_ids(&[]).is_err());
+        assert!(enc.embed_ids(&[2, 99, 3]).is_err(), "ids outside the vocabulary are errors");
+    }
+
+    #[test]
+    fn int8_and_f32_activations_agree() {
+        let enc = Encoder::from_shard(tiny_shard()).unwrap();
+        let a = enc.embed("search the edge wiki shards").unwrap();
+        let enc = enc.with_activations(Activations::F32);
+        let b = enc.embed("search the edge wiki shards").unwrap();
+        assert!(cosine(&a, &b) > 0.99, "cosine {}", cosine(&a, &b));
+    }
+
+    #[test]
+    fn inconsistent_shards_are_errors_not_panics() {
+        let mut s = tiny_shard();
+        s.tensors.layers[1].ffn_in.bias.0.pop();
+        assert!(matches!(Encoder::from_shard(s), Err(Error::Encoder(_))));
+        let mut s = tiny_shard();
+        s.tensors.word_embeddings.scales.0.pop();
+        assert!(matches!(Encoder::from_shard(s), Err(Error::Encoder(_))));
+        let mut s = tiny_shard();
+        s.max_tokens = 17;
+        assert!(Encoder::from_shard(s).is_err());
+        let mut s = tiny_shard();
+        s.tokenizer_json = "{".into();
+        assert!(Encoder::from_shard(s).is_err());
+        let mut s = tiny_shard();
+        s.tensors.layers.pop();
+        assert!(Encoder::from_shard(s).is_err());
+        assert!(ModelShard::from_cbor(b"\xff\x00").is_err());
     }
 }

@@ -1,0 +1,124 @@
+//! Encoder speed: shard load, per-query latency, long-text latency, document throughput.
+//! Runs natively and under a WASI runtime (single thread; wall time ≈ CPU time).
+//!
+//! ```text
+//! # shard from examples/export_model_shard.rs in the index-builder
+//! cargo run --release -p wikantik --example encoder_bench [SHARD.cbor]
+//! RUSTFLAGS="-C target-feature=+simd128" cargo build --release -p wikantik \
+//!     --example encoder_bench --target wasm32-wasip2
+//! wasmtime run --dir .cache/models::/models target/wasm32-wasip2/release/examples/encoder_bench.wasm \
+//!     /models/all-MiniLM-L6-v2.int8.cbor
+//! ```
+
+use std::time::Instant;
+use wikantik::encoder::{Activations, Encoder, ModelShard};
+
+const QUERIES: &[&str] = &[
+    "how do I rotate the signing keys for the wiki",
+    "why are search results stale after a deploy",
+    "configure field boosts for title and tags",
+    "what does the manifest shard list contain",
+    "limits of the key value store per namespace",
+];
+
+const PARAGRAPH: &str = "The index builder walks every page of the wiki, splits it at its \
+headings, and gives each section a stable identifier derived from the page path and the \
+heading text. Sections that are too long are cut at paragraph boundaries so that no piece \
+exceeds the budget, and every piece keeps the title of its page and the chain of headings \
+above it, because a search hit without that context is hard to judge. After chunking, each \
+piece is embedded, the vectors are quantized, and the results are written into shards whose \
+names are the hashes of their bytes; a manifest lists the shards and their sizes. Functions \
+at the edge fetch the manifest first, then only the shards a request needs. When the wiki \
+changes, only the pages that changed are chunked and embedded again, and shards that did not \
+change keep their names, so caches stay warm across deployments.";
+
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// Median and 90th percentile of `runs` timings of `f`, in ms.
+fn time_it(runs: usize, mut f: impl FnMut()) -> (f64, f64) {
+    f(); // warm-up
+    let mut t: Vec<f64> = (0..runs)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            ms(s.elapsed())
+        })
+        .collect();
+    t.sort_by(|a, b| a.total_cmp(b));
+    (t[t.len() / 2], t[(t.len() * 9 / 10).min(t.len() - 1)])
+}
+
+/// The first `n` tokens' worth of `PARAGRAPH` repeated, as ids (special tokens included).
+fn ids_of_len(enc: &Encoder, n: usize) -> Result<Vec<u32>, wikantik::Error> {
+    let long = PARAGRAPH.repeat(4);
+    let mut ids = enc.tokenize(&long)?;
+    if ids.len() > n {
+        let sep = ids[ids.len() - 1];
+        ids.truncate(n - 1);
+        ids.push(sep);
+    }
+    Ok(ids)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| ".cache/models/all-MiniLM-L6-v2.int8.cbor".to_string());
+    let simd = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+    println!("target: {} (wasm simd128: {simd})", std::env::consts::ARCH);
+
+    let t = Instant::now();
+    let bytes = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
+    let read = ms(t.elapsed());
+    let t = Instant::now();
+    let shard = ModelShard::from_cbor(&bytes)?;
+    let decode = ms(t.elapsed());
+    drop(bytes);
+    let t = Instant::now();
+    let enc = Encoder::from_shard(shard)?;
+    let build = ms(t.elapsed());
+    println!("load: read {read:.1} ms, CBOR decode {decode:.1} ms, Encoder::from_shard {build:.1} ms (tokenizer parse included)");
+
+    let q_tokens: Vec<usize> = QUERIES.iter().map(|q| enc.tokenize(q).map(|i| i.len())).collect::<Result<_, _>>()?;
+    let (tp50, _) = time_it(50, || {
+        let _ = enc.tokenize(QUERIES[0]);
+    });
+    println!("tokenize a query: p50 {tp50:.3} ms");
+
+    // Optional second argument: "int8" or "f32" to bench one activation mode only.
+    let modes: Vec<Activations> = match std::env::args().nth(2).as_deref() {
+        Some("int8") => vec![Activations::Int8],
+        Some("f32") => vec![Activations::F32],
+        _ => vec![Activations::Int8, Activations::F32],
+    };
+    for act in modes {
+        let enc = Encoder::from_shard(ModelShard::from_cbor(&std::fs::read(&path)?)?)?.with_activations(act);
+        let mut i = 0;
+        let (p50, p90) = time_it(40, || {
+            let _ = enc.embed(QUERIES[i % QUERIES.len()]);
+            i += 1;
+        });
+        println!("{act:?} activations: query ({:?} tokens incl. [CLS]/[SEP]) embed p50 {p50:.2} ms, p90 {p90:.2} ms", q_tokens);
+        let ids128 = ids_of_len(&enc, 128)?;
+        let (p50, p90) = time_it(10, || {
+            let _ = enc.embed_ids(&ids128);
+        });
+        println!("{act:?} activations: {}-token text p50 {p50:.1} ms, p90 {p90:.1} ms", ids128.len());
+        let ids256 = ids_of_len(&enc, 256)?;
+        let n = 10;
+        let t = Instant::now();
+        for _ in 0..n {
+            enc.embed_ids(&ids256)?;
+        }
+        let per = ms(t.elapsed()) / n as f64;
+        println!(
+            "{act:?} activations: {}-token documents {per:.1} ms each = {:.1} sections/s on one core (15k sections: {:.0} s)",
+            ids256.len(),
+            1000.0 / per,
+            15000.0 * per / 1000.0
+        );
+    }
+    Ok(())
+}
