@@ -40,7 +40,7 @@ fn int8_shard_matches_sentence_transformers() {
     assert!(items.len() >= 30);
 
     let shard = ModelShard::from_cbor(&bytes).unwrap();
-    for (act, threshold) in [(Activations::Int8, 0.98f32), (Activations::F32, 0.995)] {
+    for (act, threshold) in [(Activations::Int16, 0.995f32), (Activations::Int8, 0.98), (Activations::F32, 0.995)] {
         let enc = Encoder::from_shard(shard.clone()).unwrap().with_activations(act);
         let (mut min, mut sum) = (f32::INFINITY, 0.0);
         for it in items {

@@ -27,6 +27,50 @@ pub fn quantize_row(src: &[f32], dst: &mut [i8]) -> f32 {
     max / 127.0
 }
 
+/// Quantizes `src` symmetrically to integers in `-qmax..=qmax` (`qmax` ≤ 32767) stored as
+/// i16 in `dst`, and returns the scale (`src[i] ≈ dst[i] as f32 * scale`).
+pub fn quantize_row_i16(src: &[f32], dst: &mut [i16], qmax: i16) -> f32 {
+    let max = src.iter().fold(0f32, |m, v| m.max(v.abs()));
+    if max == 0.0 || !max.is_finite() {
+        dst.iter_mut().for_each(|d| *d = 0);
+        return 0.0;
+    }
+    let q = qmax as f32;
+    let inv = q / max;
+    for (d, s) in dst.iter_mut().zip(src) {
+        let v = s * inv;
+        *d = (v + 0.5f32.copysign(v)) as i16;
+    }
+    max / q
+}
+
+/// The largest activation magnitude for [`dot4_i16_i8`] over rows of length `k` such that
+/// no i32 sum can overflow: `k · qmax · 127 < 2³¹`.
+pub fn i16_activation_limit(k: usize) -> i16 {
+    (i32::MAX as usize / (127 * k.max(1))).min(i16::MAX as usize) as i16
+}
+
+/// Dot products of one i16 row `x` (from [`quantize_row_i16`] with
+/// [`i16_activation_limit`]) with four int8 rows `w[0..4]` (each at least as long as `x`).
+#[inline]
+pub fn dot4_i16_i8(x: &[i16], w: [&[i8]; 4]) -> [i32; 4] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        simd128::dot4_i16(x, w)
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above; the check is cached).
+            return unsafe { avx2::dot4_i16(x, w) };
+        }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        portable::dot4_i16(x, w)
+    }
+}
+
 /// Dot products of one int8 row `x` with four int8 rows `w[0..4]` (each at least as long
 /// as `x`), as exact i32 sums.
 #[inline]
@@ -104,6 +148,7 @@ unsafe fn run_avx2<R>(f: impl FnOnce() -> R) -> R {
 }
 
 pub(crate) mod portable {
+    #[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
     /// See [`super::dot4_i8`]. Plain loops over equal-length slices: LLVM turns the
     /// widening multiply-add into `pmaddwd` / `vpmaddwd` on x86_64.
     #[inline(always)]
@@ -118,6 +163,22 @@ pub(crate) mod portable {
             acc[1] += (xi * w1[i] as i16) as i32;
             acc[2] += (xi * w2[i] as i16) as i32;
             acc[3] += (xi * w3[i] as i16) as i32;
+        }
+        acc
+    }
+
+    #[inline(always)]
+    #[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+    pub fn dot4_i16(x: &[i16], w: [&[i8]; 4]) -> [i32; 4] {
+        let n = x.len();
+        let (w0, w1, w2, w3) = (&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]);
+        let mut acc = [0i32; 4];
+        for i in 0..n {
+            let xi = x[i] as i32;
+            acc[0] += xi * w0[i] as i32;
+            acc[1] += xi * w1[i] as i32;
+            acc[2] += xi * w2[i] as i32;
+            acc[3] += xi * w3[i] as i32;
         }
         acc
     }
@@ -174,6 +235,34 @@ pub(crate) mod avx2 {
         }
         out
     }
+
+    /// See [`super::dot4_i16_i8`]: 16 i16 lanes of `x` against 16 int8 weights sign-extended
+    /// to i16, multiplied-and-pair-summed by `vpmaddwd`.
+    #[target_feature(enable = "avx2")]
+    pub fn dot4_i16(x: &[i16], w: [&[i8]; 4]) -> [i32; 4] {
+        let n = x.len();
+        let rows = [&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]];
+        let full = n / 16 * 16;
+        let mut acc = [_mm256_setzero_si256(); 4];
+        let mut i = 0;
+        while i < full {
+            // SAFETY: i + 16 <= n and every row holds n values; the loads are unaligned loads.
+            let xv = unsafe { _mm256_loadu_si256(x.as_ptr().add(i) as *const __m256i) };
+            for r in 0..4 {
+                let wv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(rows[r].as_ptr().add(i) as *const __m128i) });
+                acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(xv, wv));
+            }
+            i += 16;
+        }
+        let mut out = [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])];
+        for j in full..n {
+            let xj = x[j] as i32;
+            for r in 0..4 {
+                out[r] += xj * rows[r][j] as i32;
+            }
+        }
+        out
+    }
 }
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
@@ -202,6 +291,39 @@ pub(crate) mod simd128 {
             let xv = unsafe { v128_load(x.as_ptr().add(i) as *const v128) };
             let xl = i16x8_extend_low_i8x16(xv);
             let xh = i16x8_extend_high_i8x16(xv);
+            for r in 0..4 {
+                let wv = unsafe { v128_load(rows[r].as_ptr().add(i) as *const v128) };
+                let p = i32x4_add(
+                    i32x4_dot_i16x8(xl, i16x8_extend_low_i8x16(wv)),
+                    i32x4_dot_i16x8(xh, i16x8_extend_high_i8x16(wv)),
+                );
+                acc[r] = i32x4_add(acc[r], p);
+            }
+            i += 16;
+        }
+        let mut out = [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])];
+        for j in full..n {
+            let xj = x[j] as i32;
+            for r in 0..4 {
+                out[r] += xj * rows[r][j] as i32;
+            }
+        }
+        out
+    }
+
+    /// See [`super::dot4_i16_i8`]: two i16x8 loads of `x` per 16 int8 weights, which are
+    /// sign-extended to two i16x8 halves; `i32x4.dot_i16x8_s` multiplies and pair-sums.
+    #[inline(always)]
+    pub fn dot4_i16(x: &[i16], w: [&[i8]; 4]) -> [i32; 4] {
+        let n = x.len();
+        let rows = [&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]];
+        let full = n / 16 * 16;
+        let mut acc = [i32x4_splat(0); 4];
+        let mut i = 0;
+        while i < full {
+            // SAFETY: i + 16 <= n and every row holds n values; v128_load is an unaligned load.
+            let xl = unsafe { v128_load(x.as_ptr().add(i) as *const v128) };
+            let xh = unsafe { v128_load(x.as_ptr().add(i + 8) as *const v128) };
             for r in 0..4 {
                 let wv = unsafe { v128_load(rows[r].as_ptr().add(i) as *const v128) };
                 let p = i32x4_add(
@@ -270,6 +392,32 @@ mod tests {
             }
             let portable = portable::dot4(x, [&rows[1], &rows[2], &rows[3], &rows[4]]);
             assert_eq!(portable, got);
+        }
+    }
+
+    #[test]
+    fn dot4_i16_matches_naive_sums_and_cannot_overflow() {
+        for n in [0usize, 1, 15, 16, 17, 384, 1536 + 5] {
+            let qmax = i16_activation_limit(n);
+            let mut x = vec![0i16; n];
+            quantize_row_i16(&pseudo_random(n, 9), &mut x, qmax);
+            // Worst case for overflow: every product at its extreme.
+            let worst_x = vec![qmax; n];
+            let worst_w = vec![127i8; n];
+            let mut rows: Vec<Vec<i8>> = Vec::new();
+            for seed in 0..4 {
+                let mut q = vec![0i8; n];
+                quantize_row(&pseudo_random(n, seed + 20), &mut q);
+                rows.push(q);
+            }
+            let got = dot4_i16_i8(&x, [&rows[0], &rows[1], &rows[2], &rows[3]]);
+            for r in 0..4 {
+                let want: i64 = x.iter().zip(&rows[r]).map(|(a, b)| *a as i64 * *b as i64).sum();
+                assert_eq!(got[r] as i64, want, "n={n} r={r}");
+            }
+            assert_eq!(portable::dot4_i16(&x, [&rows[0], &rows[1], &rows[2], &rows[3]]), got);
+            let worst = dot4_i16_i8(&worst_x, [&worst_w, &worst_w, &worst_w, &worst_w]);
+            assert_eq!(worst[0] as i64, n as i64 * qmax as i64 * 127);
         }
     }
 

@@ -35,8 +35,14 @@ use tokenizers::{Tokenizer, TruncationParams};
 /// How the inputs of the linear layers are represented (weights are int8 either way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Activations {
-    /// Quantize each token's input row to int8 on the fly: int8 × int8 dot products.
+    /// Quantize each token's input row to 16-bit integers on the fly (one scale per token,
+    /// magnitude capped so that i32 sums cannot overflow: 13+ bits for MiniLM) and take
+    /// i16 × int8 dot products. Same instruction count as int8 × int8 on AVX2 and simd128
+    /// (the weights are widened to i16 either way), much closer to the f32 reference.
     #[default]
+    Int16,
+    /// Quantize each token's input row to int8 on the fly: int8 × int8 dot products.
+    /// Measured no faster than [`Activations::Int16`] and less accurate; kept for comparison.
     Int8,
     /// Keep f32 inputs; weight rows are dequantized block by block. Slower, more exact.
     F32,
@@ -147,6 +153,16 @@ impl Linear {
                 }
                 kernels::with_best_isa(|| self.matmul_i8(&xq, &xs, n, y));
             }
+            Activations::Int16 => {
+                let qmax = kernels::i16_activation_limit(self.inp);
+                let mut xq = vec![0i16; n * self.inp];
+                let mut xs = vec![0f32; n];
+                for t in 0..n {
+                    let r = t * self.inp..(t + 1) * self.inp;
+                    xs[t] = kernels::quantize_row_i16(&x[r.clone()], &mut xq[r], qmax);
+                }
+                self.matmul_i16(&xq, &xs, n, y);
+            }
             Activations::F32 => kernels::with_best_isa(|| self.matmul_f32(x, n, y)),
         }
     }
@@ -177,6 +193,33 @@ impl Linear {
         for o in o..out {
             for t in 0..n {
                 let d = kernels::dot_i8(&xq[t * inp..(t + 1) * inp], self.row(o));
+                y[t * out + o] = d as f32 * (xs[t] * self.scale[o]) + self.bias[o];
+            }
+        }
+    }
+
+    /// i16 × int8: as [`Linear::matmul_i8`] with 16-bit inputs.
+    fn matmul_i16(&self, xq: &[i16], xs: &[f32], n: usize, y: &mut [f32]) {
+        let (inp, out) = (self.inp, self.out);
+        let mut o = 0;
+        while o + 4 <= out {
+            let w = [self.row(o), self.row(o + 1), self.row(o + 2), self.row(o + 3)];
+            let s = [self.scale[o], self.scale[o + 1], self.scale[o + 2], self.scale[o + 3]];
+            let b = [self.bias[o], self.bias[o + 1], self.bias[o + 2], self.bias[o + 3]];
+            for t in 0..n {
+                let d = kernels::dot4_i16_i8(&xq[t * inp..(t + 1) * inp], w);
+                let yt = &mut y[t * out + o..t * out + o + 4];
+                for r in 0..4 {
+                    yt[r] = d[r] as f32 * (xs[t] * s[r]) + b[r];
+                }
+            }
+            o += 4;
+        }
+        for o in o..out {
+            let wr = self.row(o);
+            for t in 0..n {
+                let xt = &xq[t * inp..(t + 1) * inp];
+                let d: i32 = xt.iter().zip(wr).map(|(a, b)| *a as i32 * *b as i32).sum();
                 y[t * out + o] = d as f32 * (xs[t] * self.scale[o]) + self.bias[o];
             }
         }
