@@ -240,18 +240,28 @@ mod tests {
         assert!(back == shard, "CBOR round trip changes the shard");
         eprintln!("model shard: {} bytes of CBOR", cbor.len());
 
-        let refs = reference();
-        let int8 = Encoder::from_shard(back).expect("encoder");
+        // Unoptimised builds run the forward pass ~100x slower: short texts only there.
+        let full = !cfg!(debug_assertions) || std::env::var_os("WIKANTIK_FULL_REFERENCE").is_some();
+        let all = reference();
+        let enc = Encoder::from_shard(back).expect("encoder");
         // The tokenizer must agree with the reference's exactly (truncation included).
-        for r in &refs {
-            assert_eq!(int8.tokenize(&r.text).expect("tokenizes"), r.ids, "token ids of {:?}", r.text);
+        for r in &all {
+            assert_eq!(enc.tokenize(&r.text).expect("tokenizes"), r.ids, "token ids of {:?}", r.text);
         }
-        let (min8, mean8) = agreement(&int8, &refs);
-        eprintln!("int8 weights, int8 activations: cosine vs sentence-transformers min {min8:.5} mean {mean8:.5}");
-        let f32act = int8.with_activations(Activations::F32);
-        let (minf, meanf) = agreement(&f32act, &refs);
-        eprintln!("int8 weights, f32 activations:  cosine vs sentence-transformers min {minf:.5} mean {meanf:.5}");
-        assert!(min8 >= 0.98, "int8 path: min cosine {min8}");
-        assert!(minf >= 0.98, "f32-activation path: min cosine {minf}");
+        let refs: Vec<Reference> = all.into_iter().filter(|r| full || r.ids.len() <= 16).collect();
+        if !full {
+            eprintln!("debug build: embedding {} short texts only; run with --release for all", refs.len());
+        }
+        let mut modes = vec![(Activations::Int16, 0.995f32)];
+        if full {
+            modes.extend([(Activations::Int8, 0.98), (Activations::F32, 0.995)]);
+        }
+        let mut enc = enc;
+        for (act, threshold) in modes {
+            enc = enc.with_activations(act);
+            let (min, mean) = agreement(&enc, &refs);
+            eprintln!("int8 weights, {act:?} activations: cosine vs sentence-transformers min {min:.5} mean {mean:.5}");
+            assert!(min >= threshold, "{act:?}: min cosine {min} < {threshold}");
+        }
     }
 }
