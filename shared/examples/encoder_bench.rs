@@ -115,6 +115,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     println!("tokenize a query: p50 {tp50:.3} ms");
 
+    // `SHARD repeat KIND N [MODE]`: only embed N inputs of KIND (query | 128 | 256) and exit.
+    // Used by scripts/bench-wasm.sh to get CPU time per embed under a WASI runtime as
+    // (process CPU time with N) − (with 0) divided by N, since WASI has no CPU clock.
+    if std::env::args().nth(2).as_deref() == Some("repeat") {
+        let arg = |i: usize| std::env::args().nth(i).unwrap_or_default();
+        let n: usize = arg(4).parse().map_err(|_| "repeat: N must be a number")?;
+        let act = match arg(5).as_str() {
+            "int8" => Activations::Int8,
+            "f32" => Activations::F32,
+            _ => Activations::Int16,
+        };
+        let enc = enc.with_activations(act);
+        let mut sink = 0f32;
+        match arg(3).as_str() {
+            "query" => {
+                for i in 0..n {
+                    sink += enc.embed(QUERIES[i % QUERIES.len()])?[0];
+                }
+            }
+            len => {
+                let ids = ids_of_len(&enc, len.parse().map_err(|_| "repeat: KIND is query, 128 or 256")?)?;
+                for _ in 0..n {
+                    sink += enc.embed_ids(&ids)?[0];
+                }
+            }
+        }
+        println!("repeat done ({sink})");
+        return Ok(());
+    }
+
     // Optional second argument: "int16", "int8" or "f32" to bench one activation mode only.
     let modes: Vec<Activations> = match std::env::args().nth(2).as_deref() {
         Some("int16") => vec![Activations::Int16],
