@@ -108,6 +108,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let enc = Encoder::from_shard(shard)?;
     let build = ms(t.elapsed());
     println!("load: read {read:.1} ms, CBOR decode {decode:.1} ms, Encoder::from_shard {build:.1} ms (tokenizer parse included)");
+    #[cfg(target_arch = "wasm32")]
+    println!(
+        "wasm linear memory after loading: {:.1} MB (it never shrinks: this is the peak so far)",
+        core::arch::wasm32::memory_size(0) as f64 * 65536.0 / 1e6
+    );
 
     let q_tokens: Vec<usize> = QUERIES.iter().map(|q| enc.tokenize(q).map(|i| i.len())).collect::<Result<_, _>>()?;
     let (_, tp50, _) = time_it(50, || {

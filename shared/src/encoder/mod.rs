@@ -129,9 +129,14 @@ impl Linear {
                 return Err(bad(format!("{what}: bias must have {rows} values")));
             }
             lin.out += rows;
-            lin.w.extend_from_slice(&p.weight.data.0);
-            lin.scale.extend_from_slice(&p.weight.scales.0);
-            lin.bias.extend_from_slice(&p.bias.0);
+            if lin.w.is_empty() {
+                // Move, not copy: a WASM instance holds the shard and the encoder at once.
+                (lin.w, lin.scale, lin.bias) = (p.weight.data.0, p.weight.scales.0, p.bias.0);
+            } else {
+                lin.w.extend_from_slice(&p.weight.data.0);
+                lin.scale.extend_from_slice(&p.weight.scales.0);
+                lin.bias.extend_from_slice(&p.bias.0);
+            }
         }
         if lin.out != out {
             return Err(bad(format!("{what}: {} output rows, expected {out}", lin.out)));
