@@ -16,8 +16,14 @@ use std::path::PathBuf;
 fn main() -> Result<(), String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut args = std::env::args_os().skip(1);
-    let dir = args.next().map(PathBuf::from).unwrap_or_else(|| root.join(".cache/models/all-MiniLM-L6-v2"));
-    let out = args.next().map(PathBuf::from).unwrap_or_else(|| root.join(".cache/models/all-MiniLM-L6-v2.int8.cbor"));
+    let dir = args
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".cache/models/all-MiniLM-L6-v2"));
+    let out = args
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".cache/models/all-MiniLM-L6-v2.int8.cbor"));
     let shard = model_import::import_minilm(&dir)?;
     let bytes = shard.to_cbor().map_err(|e| e.to_string())?;
     std::fs::write(&out, &bytes).map_err(|e| format!("{}: {e}", out.display()))?;

@@ -61,7 +61,10 @@ fn read_config(dir: &Path) -> Result<BertConfig, String> {
         intermediate_size: usize_field(&v, "intermediate_size", f)?,
         max_position_embeddings: usize_field(&v, "max_position_embeddings", f)?,
         type_vocab_size: usize_field(&v, "type_vocab_size", f)?,
-        layer_norm_eps: v.get("layer_norm_eps").and_then(|x| x.as_f64()).unwrap_or(1e-12) as f32,
+        layer_norm_eps: v
+            .get("layer_norm_eps")
+            .and_then(|x| x.as_f64())
+            .unwrap_or(1e-12) as f32,
     })
 }
 
@@ -74,21 +77,31 @@ struct Weights<'a> {
 impl<'a> Weights<'a> {
     fn new(bytes: &'a [u8]) -> Result<Self, String> {
         let st = SafeTensors::deserialize(bytes).map_err(|e| format!("model.safetensors: {e}"))?;
-        let prefix = if st.tensor("bert.embeddings.word_embeddings.weight").is_ok() { "bert." } else { "" };
+        let prefix = if st.tensor("bert.embeddings.word_embeddings.weight").is_ok() {
+            "bert."
+        } else {
+            ""
+        };
         Ok(Weights { st, prefix })
     }
 
     /// The tensor `name` as f32, checked to have `shape`.
     fn f32(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
         let full = format!("{}{name}", self.prefix);
-        let t = self.st.tensor(&full).map_err(|e| format!("model.safetensors: {full}: {e}"))?;
+        let t = self
+            .st
+            .tensor(&full)
+            .map_err(|e| format!("model.safetensors: {full}: {e}"))?;
         if t.dtype() != Dtype::F32 {
             return Err(format!("{full}: dtype {:?}, expected F32", t.dtype()));
         }
         if t.shape() != shape {
             return Err(format!("{full}: shape {:?}, expected {shape:?}", t.shape()));
         }
-        Ok(t.data().chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+        Ok(t.data()
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 
     fn linear(&self, name: &str, out: usize, inp: usize) -> Result<QuantLinear, String> {
@@ -116,7 +129,11 @@ pub fn import_minilm(dir: &Path) -> Result<ModelShard, String> {
     }
     .min(config.max_position_embeddings);
     let pooling = read_json(dir, "1_Pooling/config.json")?;
-    if pooling.get("pooling_mode_mean_tokens").and_then(|x| x.as_bool()) != Some(true) {
+    if pooling
+        .get("pooling_mode_mean_tokens")
+        .and_then(|x| x.as_bool())
+        != Some(true)
+    {
         return Err("1_Pooling/config.json: only mean pooling is supported".into());
     }
     let tok_path = dir.join("tokenizer.json");
@@ -126,9 +143,16 @@ pub fn import_minilm(dir: &Path) -> Result<ModelShard, String> {
     let bytes = std::fs::read(&st_path).map_err(|e| format!("{}: {e}", st_path.display()))?;
     let w = Weights::new(&bytes)?;
 
-    let (h, ffn, v) = (config.hidden_size, config.intermediate_size, config.vocab_size);
+    let (h, ffn, v) = (
+        config.hidden_size,
+        config.intermediate_size,
+        config.vocab_size,
+    );
     let word = w.f32("embeddings.word_embeddings.weight", &[v, h])?;
-    let mut position = w.f32("embeddings.position_embeddings.weight", &[config.max_position_embeddings, h])?;
+    let mut position = w.f32(
+        "embeddings.position_embeddings.weight",
+        &[config.max_position_embeddings, h],
+    )?;
     position.truncate(max_tokens * h);
     let mut layers = Vec::with_capacity(config.num_hidden_layers);
     for i in 0..config.num_hidden_layers {
@@ -147,13 +171,21 @@ pub fn import_minilm(dir: &Path) -> Result<ModelShard, String> {
     let tensors = ModelTensors {
         word_embeddings: QuantMatrix::quantize(v, h, &word),
         position_embeddings: F32Bytes(position),
-        token_type_embeddings: F32Bytes(
-            w.f32("embeddings.token_type_embeddings.weight", &[config.type_vocab_size, h])?,
-        ),
+        token_type_embeddings: F32Bytes(w.f32(
+            "embeddings.token_type_embeddings.weight",
+            &[config.type_vocab_size, h],
+        )?),
         embedding_norm: w.norm("embeddings.LayerNorm", h)?,
         layers,
     };
-    Ok(ModelShard { name: MINILM_NAME.into(), dim: h, max_tokens, tokenizer_json, config, tensors })
+    Ok(ModelShard {
+        name: MINILM_NAME.into(),
+        dim: h,
+        max_tokens,
+        tokenizer_json,
+        config,
+        tensors,
+    })
 }
 
 #[cfg(test)]
@@ -164,9 +196,11 @@ mod tests {
 
     /// `.cache/models/all-MiniLM-L6-v2` at the repository root, or `$WIKANTIK_MODEL_DIR`.
     fn model_dir() -> Option<PathBuf> {
-        let dir = std::env::var_os("WIKANTIK_MODEL_DIR").map(PathBuf::from).unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/models/all-MiniLM-L6-v2")
-        });
+        let dir = std::env::var_os("WIKANTIK_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cache/models/all-MiniLM-L6-v2")
+            });
         if dir.join("model.safetensors").is_file() {
             Some(dir)
         } else {
@@ -192,7 +226,8 @@ mod tests {
     }
 
     fn reference() -> Vec<Reference> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tests/fixtures/minilm_reference.json");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/tests/fixtures/minilm_reference.json");
         let text = std::fs::read_to_string(&path).expect("reference fixture is committed");
         let v: serde_json::Value = serde_json::from_str(&text).expect("fixture is JSON");
         v["items"]
@@ -201,8 +236,18 @@ mod tests {
             .iter()
             .map(|it| Reference {
                 text: it["text"].as_str().expect("text").to_owned(),
-                ids: it["ids"].as_array().expect("ids").iter().map(|x| x.as_u64().expect("id") as u32).collect(),
-                embedding: it["embedding"].as_array().expect("emb").iter().map(|x| x.as_f64().expect("f") as f32).collect(),
+                ids: it["ids"]
+                    .as_array()
+                    .expect("ids")
+                    .iter()
+                    .map(|x| x.as_u64().expect("id") as u32)
+                    .collect(),
+                embedding: it["embedding"]
+                    .as_array()
+                    .expect("emb")
+                    .iter()
+                    .map(|x| x.as_f64().expect("f") as f32)
+                    .collect(),
             })
             .collect()
     }
@@ -246,11 +291,22 @@ mod tests {
         let enc = Encoder::from_shard(back).expect("encoder");
         // The tokenizer must agree with the reference's exactly (truncation included).
         for r in &all {
-            assert_eq!(enc.tokenize(&r.text).expect("tokenizes"), r.ids, "token ids of {:?}", r.text);
+            assert_eq!(
+                enc.tokenize(&r.text).expect("tokenizes"),
+                r.ids,
+                "token ids of {:?}",
+                r.text
+            );
         }
-        let refs: Vec<Reference> = all.into_iter().filter(|r| full || r.ids.len() <= 16).collect();
+        let refs: Vec<Reference> = all
+            .into_iter()
+            .filter(|r| full || r.ids.len() <= 16)
+            .collect();
         if !full {
-            eprintln!("debug build: embedding {} short texts only; run with --release for all", refs.len());
+            eprintln!(
+                "debug build: embedding {} short texts only; run with --release for all",
+                refs.len()
+            );
         }
         let mut modes = vec![(Activations::Int16, 0.995f32)];
         if full {

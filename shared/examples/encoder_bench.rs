@@ -49,7 +49,10 @@ impl Clock {
 
     #[cfg(unix)]
     fn now_ms() -> f64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
         // SAFETY: clock_gettime writes into the timespec we own.
         unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
         ts.tv_sec as f64 * 1000.0 + ts.tv_nsec as f64 / 1.0e6
@@ -95,7 +98,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nth(1)
         .unwrap_or_else(|| ".cache/models/all-MiniLM-L6-v2.int8.cbor".to_string());
     let simd = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
-    println!("target: {} (wasm simd128: {simd}); timings are {}", std::env::consts::ARCH, Clock::KIND);
+    println!(
+        "target: {} (wasm simd128: {simd}); timings are {}",
+        std::env::consts::ARCH,
+        Clock::KIND
+    );
 
     let t = Instant::now();
     let bytes = std::fs::read(&path).map_err(|e| format!("{path}: {e}"))?;
@@ -114,7 +121,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         core::arch::wasm32::memory_size(0) as f64 * 65536.0 / 1e6
     );
 
-    let q_tokens: Vec<usize> = QUERIES.iter().map(|q| enc.tokenize(q).map(|i| i.len())).collect::<Result<_, _>>()?;
+    let q_tokens: Vec<usize> = QUERIES
+        .iter()
+        .map(|q| enc.tokenize(q).map(|i| i.len()))
+        .collect::<Result<_, _>>()?;
     let (_, tp50, _) = time_it(50, || {
         let _ = enc.tokenize(QUERIES[0]);
     });
@@ -140,7 +150,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             len => {
-                let ids = ids_of_len(&enc, len.parse().map_err(|_| "repeat: KIND is query, 128 or 256")?)?;
+                let ids = ids_of_len(
+                    &enc,
+                    len.parse()
+                        .map_err(|_| "repeat: KIND is query, 128 or 256")?,
+                )?;
                 for _ in 0..n {
                     sink += enc.embed_ids(&ids)?[0];
                 }
@@ -158,7 +172,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => vec![Activations::Int16, Activations::Int8, Activations::F32],
     };
     for act in modes {
-        let enc = Encoder::from_shard(ModelShard::from_cbor(&std::fs::read(&path)?)?)?.with_activations(act);
+        let enc = Encoder::from_shard(ModelShard::from_cbor(&std::fs::read(&path)?)?)?
+            .with_activations(act);
         let mut i = 0;
         let (min, p50, p90) = time_it(60, || {
             let _ = enc.embed(QUERIES[i % QUERIES.len()]);
@@ -172,7 +187,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (min, p50, p90) = time_it(10, || {
             let _ = enc.embed_ids(&ids128);
         });
-        println!("{act:?} activations: {}-token text min {min:.1} ms, p50 {p50:.1} ms, p90 {p90:.1} ms", ids128.len());
+        println!(
+            "{act:?} activations: {}-token text min {min:.1} ms, p50 {p50:.1} ms, p90 {p90:.1} ms",
+            ids128.len()
+        );
         // Build-time throughput: full-length (256-token) sections, and 96-token ones (the
         // corpus's mean section, split at headings, is ~93 tokens).
         for len in [256usize, 96] {

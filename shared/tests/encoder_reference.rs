@@ -34,31 +34,50 @@ fn int8_shard_matches_sentence_transformers() {
         );
         return;
     };
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_reference.json");
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/minilm_reference.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     let items = doc["items"].as_array().unwrap();
     assert!(items.len() >= 30);
 
     // Unoptimised builds run the forward pass ~100x slower: check the short texts in the
     // default mode only there, everything in release (or with WIKANTIK_FULL_REFERENCE=1).
     let full = !cfg!(debug_assertions) || std::env::var_os("WIKANTIK_FULL_REFERENCE").is_some();
-    let items: Vec<&serde_json::Value> =
-        items.iter().filter(|it| full || it["ids"].as_array().is_some_and(|a| a.len() <= 16)).collect();
+    let items: Vec<&serde_json::Value> = items
+        .iter()
+        .filter(|it| full || it["ids"].as_array().is_some_and(|a| a.len() <= 16))
+        .collect();
     let mut modes = vec![(Activations::Int16, 0.995f32)];
     if full {
         modes.extend([(Activations::Int8, 0.98), (Activations::F32, 0.995)]);
     } else {
-        eprintln!("debug build: checking {} short texts in Int16 mode only; run with --release for all", items.len());
+        eprintln!(
+            "debug build: checking {} short texts in Int16 mode only; run with --release for all",
+            items.len()
+        );
     }
 
     let shard = ModelShard::from_cbor(&bytes).unwrap();
     for (act, threshold) in modes {
-        let enc = Encoder::from_shard(shard.clone()).unwrap().with_activations(act);
+        let enc = Encoder::from_shard(shard.clone())
+            .unwrap()
+            .with_activations(act);
         let (mut min, mut sum) = (f32::INFINITY, 0.0);
         for it in &items {
             let text = it["text"].as_str().unwrap();
-            let want: Vec<f32> = it["embedding"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
-            let ids: Vec<u32> = it["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+            let want: Vec<f32> = it["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect();
+            let ids: Vec<u32> = it["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as u32)
+                .collect();
             assert_eq!(enc.tokenize(text).unwrap(), ids, "token ids of {text:?}");
             let c = cosine(&enc.embed(text).unwrap(), &want);
             min = min.min(c);

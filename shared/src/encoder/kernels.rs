@@ -133,7 +133,8 @@ pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
 pub fn with_best_isa<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             // SAFETY: the CPU was just checked to support AVX2 and FMA.
             return unsafe { run_avx2(f) };
         }
@@ -148,7 +149,10 @@ unsafe fn run_avx2<R>(f: impl FnOnce() -> R) -> R {
 }
 
 pub(crate) mod portable {
-    #[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+    #[cfg_attr(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        allow(dead_code)
+    )]
     /// See [`super::dot4_i8`]. Plain loops over equal-length slices: LLVM turns the
     /// widening multiply-add into `pmaddwd` / `vpmaddwd` on x86_64.
     #[inline(always)]
@@ -168,7 +172,10 @@ pub(crate) mod portable {
     }
 
     #[inline(always)]
-    #[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
+    #[cfg_attr(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        allow(dead_code)
+    )]
     pub fn dot4_i16(x: &[i16], w: [&[i8]; 4]) -> [i32; 4] {
         let n = x.len();
         let (w0, w1, w2, w3) = (&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]);
@@ -219,9 +226,13 @@ pub(crate) mod avx2 {
         let mut i = 0;
         while i < full {
             // SAFETY: i + 16 <= n and every row holds n bytes; the loads are unaligned loads.
-            let xv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(x.as_ptr().add(i) as *const __m128i) });
+            let xv = _mm256_cvtepi8_epi16(unsafe {
+                _mm_loadu_si128(x.as_ptr().add(i) as *const __m128i)
+            });
             for r in 0..4 {
-                let wv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(rows[r].as_ptr().add(i) as *const __m128i) });
+                let wv = _mm256_cvtepi8_epi16(unsafe {
+                    _mm_loadu_si128(rows[r].as_ptr().add(i) as *const __m128i)
+                });
                 acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(xv, wv));
             }
             i += 16;
@@ -249,7 +260,9 @@ pub(crate) mod avx2 {
             // SAFETY: i + 16 <= n and every row holds n values; the loads are unaligned loads.
             let xv = unsafe { _mm256_loadu_si256(x.as_ptr().add(i) as *const __m256i) };
             for r in 0..4 {
-                let wv = _mm256_cvtepi8_epi16(unsafe { _mm_loadu_si128(rows[r].as_ptr().add(i) as *const __m128i) });
+                let wv = _mm256_cvtepi8_epi16(unsafe {
+                    _mm_loadu_si128(rows[r].as_ptr().add(i) as *const __m128i)
+                });
                 acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(xv, wv));
             }
             i += 16;
@@ -386,7 +399,11 @@ mod tests {
             let x = &rows[0];
             let got = dot4_i8(x, [&rows[1], &rows[2], &rows[3], &rows[4]]);
             for r in 0..4 {
-                let want: i32 = x.iter().zip(&rows[r + 1]).map(|(a, b)| *a as i32 * *b as i32).sum();
+                let want: i32 = x
+                    .iter()
+                    .zip(&rows[r + 1])
+                    .map(|(a, b)| *a as i32 * *b as i32)
+                    .sum();
                 assert_eq!(got[r], want, "n={n} r={r}");
                 assert_eq!(dot_i8(x, &rows[r + 1]), want);
             }
@@ -412,10 +429,17 @@ mod tests {
             }
             let got = dot4_i16_i8(&x, [&rows[0], &rows[1], &rows[2], &rows[3]]);
             for r in 0..4 {
-                let want: i64 = x.iter().zip(&rows[r]).map(|(a, b)| *a as i64 * *b as i64).sum();
+                let want: i64 = x
+                    .iter()
+                    .zip(&rows[r])
+                    .map(|(a, b)| *a as i64 * *b as i64)
+                    .sum();
                 assert_eq!(got[r] as i64, want, "n={n} r={r}");
             }
-            assert_eq!(portable::dot4_i16(&x, [&rows[0], &rows[1], &rows[2], &rows[3]]), got);
+            assert_eq!(
+                portable::dot4_i16(&x, [&rows[0], &rows[1], &rows[2], &rows[3]]),
+                got
+            );
             let worst = dot4_i16_i8(&worst_x, [&worst_w, &worst_w, &worst_w, &worst_w]);
             assert_eq!(worst[0] as i64, n as i64 * qmax as i64 * 127);
         }

@@ -97,9 +97,14 @@ fn bad(msg: impl Into<String>) -> Error {
 impl Norm {
     fn from_params(p: LayerNormParams, n: usize, what: &str) -> Result<Norm, Error> {
         if p.gamma.0.len() != n || p.beta.0.len() != n {
-            return Err(bad(format!("{what}: LayerNorm parameters must have {n} values")));
+            return Err(bad(format!(
+                "{what}: LayerNorm parameters must have {n} values"
+            )));
         }
-        Ok(Norm { gamma: p.gamma.0, beta: p.beta.0 })
+        Ok(Norm {
+            gamma: p.gamma.0,
+            beta: p.beta.0,
+        })
     }
 
     /// LayerNorm of each `gamma.len()`-wide row of `x`, in place.
@@ -117,8 +122,22 @@ impl Norm {
 }
 
 impl Linear {
-    fn from_parts(parts: Vec<QuantLinear>, out: usize, inp: usize, what: &str) -> Result<Linear, Error> {
-        let mut lin = Linear { out: 0, inp, w: Vec::new(), scale: Vec::new(), bias: Vec::new() };
+    fn from_parts(
+        parts: Vec<QuantLinear>,
+        out: usize,
+        inp: usize,
+        what: &str,
+    ) -> Result<Linear, Error> {
+        if inp == 0 {
+            return Err(bad(format!("{what}: zero input width")));
+        }
+        let mut lin = Linear {
+            out: 0,
+            inp,
+            w: Vec::new(),
+            scale: Vec::new(),
+            bias: Vec::new(),
+        };
         for p in parts {
             let rows = p.weight.rows;
             if rows == 0 || p.weight.cols != inp {
@@ -139,7 +158,10 @@ impl Linear {
             }
         }
         if lin.out != out {
-            return Err(bad(format!("{what}: {} output rows, expected {out}", lin.out)));
+            return Err(bad(format!(
+                "{what}: {} output rows, expected {out}",
+                lin.out
+            )));
         }
         Ok(lin)
     }
@@ -152,9 +174,12 @@ impl Linear {
             Activations::Int8 => {
                 let mut xq = vec![0i8; n * self.inp];
                 let mut xs = vec![0f32; n];
-                for t in 0..n {
-                    let r = t * self.inp..(t + 1) * self.inp;
-                    xs[t] = kernels::quantize_row(&x[r.clone()], &mut xq[r]);
+                for ((src, dst), s) in x
+                    .chunks_exact(self.inp)
+                    .zip(xq.chunks_exact_mut(self.inp))
+                    .zip(&mut xs)
+                {
+                    *s = kernels::quantize_row(src, dst);
                 }
                 kernels::with_best_isa(|| self.matmul_i8(&xq, &xs, n, y));
             }
@@ -162,9 +187,12 @@ impl Linear {
                 let qmax = kernels::i16_activation_limit(self.inp);
                 let mut xq = vec![0i16; n * self.inp];
                 let mut xs = vec![0f32; n];
-                for t in 0..n {
-                    let r = t * self.inp..(t + 1) * self.inp;
-                    xs[t] = kernels::quantize_row_i16(&x[r.clone()], &mut xq[r], qmax);
+                for ((src, dst), s) in x
+                    .chunks_exact(self.inp)
+                    .zip(xq.chunks_exact_mut(self.inp))
+                    .zip(&mut xs)
+                {
+                    *s = kernels::quantize_row_i16(src, dst, qmax);
                 }
                 self.matmul_i16(&xq, &xs, n, y);
             }
@@ -183,9 +211,24 @@ impl Linear {
         let (inp, out) = (self.inp, self.out);
         let mut o = 0;
         while o + 4 <= out {
-            let w = [self.row(o), self.row(o + 1), self.row(o + 2), self.row(o + 3)];
-            let s = [self.scale[o], self.scale[o + 1], self.scale[o + 2], self.scale[o + 3]];
-            let b = [self.bias[o], self.bias[o + 1], self.bias[o + 2], self.bias[o + 3]];
+            let w = [
+                self.row(o),
+                self.row(o + 1),
+                self.row(o + 2),
+                self.row(o + 3),
+            ];
+            let s = [
+                self.scale[o],
+                self.scale[o + 1],
+                self.scale[o + 2],
+                self.scale[o + 3],
+            ];
+            let b = [
+                self.bias[o],
+                self.bias[o + 1],
+                self.bias[o + 2],
+                self.bias[o + 3],
+            ];
             for t in 0..n {
                 let d = kernels::dot4_i8(&xq[t * inp..(t + 1) * inp], w);
                 let yt = &mut y[t * out + o..t * out + o + 4];
@@ -208,9 +251,24 @@ impl Linear {
         let (inp, out) = (self.inp, self.out);
         let mut o = 0;
         while o + 4 <= out {
-            let w = [self.row(o), self.row(o + 1), self.row(o + 2), self.row(o + 3)];
-            let s = [self.scale[o], self.scale[o + 1], self.scale[o + 2], self.scale[o + 3]];
-            let b = [self.bias[o], self.bias[o + 1], self.bias[o + 2], self.bias[o + 3]];
+            let w = [
+                self.row(o),
+                self.row(o + 1),
+                self.row(o + 2),
+                self.row(o + 3),
+            ];
+            let s = [
+                self.scale[o],
+                self.scale[o + 1],
+                self.scale[o + 2],
+                self.scale[o + 3],
+            ];
+            let b = [
+                self.bias[o],
+                self.bias[o + 1],
+                self.bias[o + 2],
+                self.bias[o + 3],
+            ];
             for t in 0..n {
                 let d = kernels::dot4_i16_i8(&xq[t * inp..(t + 1) * inp], w);
                 let yt = &mut y[t * out + o..t * out + o + 4];
@@ -248,7 +306,8 @@ impl Linear {
             for t in 0..n {
                 let xt = &x[t * inp..(t + 1) * inp];
                 for r in 0..rows {
-                    y[t * out + o + r] = kernels::dot_f32(xt, &wbuf[r * inp..(r + 1) * inp]) + self.bias[o + r];
+                    y[t * out + o + r] =
+                        kernels::dot_f32(xt, &wbuf[r * inp..(r + 1) * inp]) + self.bias[o + r];
                 }
             }
             o += rows;
@@ -265,26 +324,53 @@ fn gelu(x: f32) -> f32 {
 impl Encoder {
     /// Checks the shard's shapes and builds the run-time model (fusing Q/K/V).
     pub fn from_shard(shard: ModelShard) -> Result<Encoder, Error> {
-        let ModelShard { name, dim, max_tokens, tokenizer_json, config: c, tensors } = shard;
+        let ModelShard {
+            name,
+            dim,
+            max_tokens,
+            tokenizer_json,
+            config: c,
+            tensors,
+        } = shard;
         let h = c.hidden_size;
         if h == 0 || c.num_attention_heads == 0 || h % c.num_attention_heads != 0 {
-            return Err(bad("hidden_size must be a positive multiple of num_attention_heads"));
+            return Err(bad(
+                "hidden_size must be a positive multiple of num_attention_heads",
+            ));
         }
         if dim != h {
             return Err(bad(format!("dim {dim} differs from hidden_size {h}")));
         }
         if max_tokens < 2 || max_tokens > c.max_position_embeddings {
-            return Err(bad(format!("max_tokens {max_tokens} outside 2..={}", c.max_position_embeddings)));
+            return Err(bad(format!(
+                "max_tokens {max_tokens} outside 2..={}",
+                c.max_position_embeddings
+            )));
         }
-        if c.type_vocab_size == 0 || !(c.layer_norm_eps > 0.0) {
-            return Err(bad("type_vocab_size and layer_norm_eps must be positive"));
+        if c.type_vocab_size == 0
+            || c.intermediate_size == 0
+            || c.layer_norm_eps.is_nan()
+            || c.layer_norm_eps <= 0.0
+        {
+            return Err(bad(
+                "type_vocab_size, intermediate_size and layer_norm_eps must be positive",
+            ));
         }
         if tensors.layers.len() != c.num_hidden_layers {
-            return Err(bad(format!("{} layers, config says {}", tensors.layers.len(), c.num_hidden_layers)));
+            return Err(bad(format!(
+                "{} layers, config says {}",
+                tensors.layers.len(),
+                c.num_hidden_layers
+            )));
         }
-        tensors.word_embeddings.check("word_embeddings", c.vocab_size, h).map_err(bad)?;
+        tensors
+            .word_embeddings
+            .check("word_embeddings", c.vocab_size, h)
+            .map_err(bad)?;
         if tensors.position_embeddings.0.len() < max_tokens * h {
-            return Err(bad(format!("position_embeddings must hold at least {max_tokens} rows")));
+            return Err(bad(format!(
+                "position_embeddings must hold at least {max_tokens} rows"
+            )));
         }
         if tensors.token_type_embeddings.0.len() != c.type_vocab_size * h {
             return Err(bad("token_type_embeddings has the wrong length"));
@@ -294,21 +380,41 @@ impl Encoder {
             .map_err(|e| bad(format!("tokenizer.json does not load: {e}")))?;
         tokenizer.with_padding(None);
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: max_tokens, ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..Default::default()
+            }))
             .map_err(|e| bad(format!("cannot set truncation: {e}")))?;
         if tokenizer.get_vocab_size(true) > c.vocab_size {
-            return Err(bad("the tokenizer's vocabulary is larger than the embedding table"));
+            return Err(bad(
+                "the tokenizer's vocabulary is larger than the embedding table",
+            ));
         }
 
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for (i, l) in tensors.layers.into_iter().enumerate() {
             let what = |s: &str| format!("layer {i} {s}");
             layers.push(Layer {
-                qkv: Linear::from_parts(vec![l.query, l.key, l.value], 3 * h, h, &what("query/key/value"))?,
+                qkv: Linear::from_parts(
+                    vec![l.query, l.key, l.value],
+                    3 * h,
+                    h,
+                    &what("query/key/value"),
+                )?,
                 attn_out: Linear::from_parts(vec![l.attn_out], h, h, &what("attention output"))?,
                 attn_norm: Norm::from_params(l.attn_norm, h, &what("attention LayerNorm"))?,
-                ffn_in: Linear::from_parts(vec![l.ffn_in], c.intermediate_size, h, &what("intermediate"))?,
-                ffn_out: Linear::from_parts(vec![l.ffn_out], h, c.intermediate_size, &what("output"))?,
+                ffn_in: Linear::from_parts(
+                    vec![l.ffn_in],
+                    c.intermediate_size,
+                    h,
+                    &what("intermediate"),
+                )?,
+                ffn_out: Linear::from_parts(
+                    vec![l.ffn_out],
+                    h,
+                    c.intermediate_size,
+                    &what("output"),
+                )?,
                 ffn_norm: Norm::from_params(l.ffn_norm, h, &what("output LayerNorm"))?,
             });
         }
@@ -383,7 +489,10 @@ impl Encoder {
             return Err(bad("no tokens to embed"));
         }
         if n > self.max_tokens {
-            return Err(bad(format!("{n} tokens, at most {} allowed", self.max_tokens)));
+            return Err(bad(format!(
+                "{n} tokens, at most {} allowed",
+                self.max_tokens
+            )));
         }
 
         // Embeddings: word (int8 row) + position + token type 0, then LayerNorm.
@@ -396,14 +505,20 @@ impl Encoder {
             let q = &self.word.data.0[id * h..(id + 1) * h];
             let s = self.word.scales.0[id];
             let p = &self.position[t * h..(t + 1) * h];
-            for (((xo, qv), pv), tv) in x[t * h..(t + 1) * h].iter_mut().zip(q).zip(p).zip(&self.token_type0) {
+            for (((xo, qv), pv), tv) in x[t * h..(t + 1) * h]
+                .iter_mut()
+                .zip(q)
+                .zip(p)
+                .zip(&self.token_type0)
+            {
                 *xo = *qv as f32 * s + pv + tv;
             }
         }
         self.embedding_norm.apply(&mut x, self.eps);
 
         let act = self.activations;
-        let (mut qkv, mut ctx, mut tmp, mut ffn) = (Vec::new(), vec![0f32; n * h], Vec::new(), Vec::new());
+        let (mut qkv, mut ctx, mut tmp, mut ffn) =
+            (Vec::new(), vec![0f32; n * h], Vec::new(), Vec::new());
         for layer in &self.layers {
             layer.qkv.forward(&x, n, &mut qkv, act);
             kernels::with_best_isa(|| self.attention(&qkv, n, &mut ctx));
@@ -454,7 +569,8 @@ impl Encoder {
                 for (d, kv) in qkv[base + h + off..base + h + off + hd].iter().enumerate() {
                     kt[d * n + j] = *kv;
                 }
-                v[j * hd..(j + 1) * hd].copy_from_slice(&qkv[base + 2 * h + off..base + 2 * h + off + hd]);
+                v[j * hd..(j + 1) * hd]
+                    .copy_from_slice(&qkv[base + 2 * h + off..base + 2 * h + off + hd]);
             }
             for i in 0..n {
                 let q = &qkv[i * 3 * h + off..i * 3 * h + off + hd];
@@ -526,7 +642,10 @@ mod tests {
             weight: QuantMatrix::quantize(out, inp, &rng.vec(out * inp, 0.5)),
             bias: F32Bytes(vec![0.01; out]),
         };
-        let norm = || LayerNormParams { gamma: F32Bytes(vec![1.0; h]), beta: F32Bytes(vec![0.0; h]) };
+        let norm = || LayerNormParams {
+            gamma: F32Bytes(vec![1.0; h]),
+            beta: F32Bytes(vec![0.0; h]),
+        };
         let layers: Vec<LayerTensors> = (0..layers)
             .map(|_| LayerTensors {
                 query: lin(h, h),
@@ -575,23 +694,37 @@ mod tests {
         let cbor = shard.to_cbor().unwrap();
         assert_eq!(ModelShard::from_cbor(&cbor).unwrap(), shard);
         // Bulk data as byte strings: ~1 byte per int8 weight and 4 per f32, plus framing.
-        let raw: usize = 10 * 16 * 5 + 2 * (4 * 16 * 16 * 5 + 2 * 16 * 32 + 16 * 4 + 32 * 4 + 16 * 4 * 8) + 8 * 16 * 4;
-        assert!(cbor.len() < raw + 2 * TOKENIZER.len(), "{} bytes of CBOR for ~{raw} bytes of data", cbor.len());
+        let raw: usize = 10 * 16 * 5
+            + 2 * (4 * 16 * 16 * 5 + 2 * 16 * 32 + 16 * 4 + 32 * 4 + 16 * 4 * 8)
+            + 8 * 16 * 4;
+        assert!(
+            cbor.len() < raw + 2 * TOKENIZER.len(),
+            "{} bytes of CBOR for ~{raw} bytes of data",
+            cbor.len()
+        );
     }
 
     #[test]
     fn embeds_unit_vectors_deterministically() {
         let enc = Encoder::from_shard(tiny_shard()).unwrap();
         assert_eq!(enc.dim(), 16);
-        assert_eq!(enc.tokenize("Edge wiki shards").unwrap(), vec![2, 4, 5, 7, 8, 3]);
+        assert_eq!(
+            enc.tokenize("Edge wiki shards").unwrap(),
+            vec![2, 4, 5, 7, 8, 3]
+        );
         let a = enc.embed("edge wiki search").unwrap();
         assert_eq!(a.len(), 16);
         assert!((a.iter().map(|v| v * v).sum::<f32>() - 1.0).abs() < 1e-5);
         assert_eq!(a, enc.embed("edge wiki search").unwrap());
-        let batch = enc.embed_batch(&["edge wiki search", "the shard", ""]).unwrap();
+        let batch = enc
+            .embed_batch(&["edge wiki search", "the shard", ""])
+            .unwrap();
         assert_eq!(batch[0], a);
         assert!(cosine(&batch[0], &batch[1]) < 0.9999);
-        assert!(batch[2].iter().all(|v| v.is_finite()), "empty text embeds [CLS] [SEP]");
+        assert!(
+            batch[2].iter().all(|v| v.is_finite()),
+            "empty text embeds [CLS] [SEP]"
+        );
     }
 
     #[test]
@@ -603,11 +736,36 @@ mod tests {
         assert!(enc.embed(&"wiki ".repeat(50)).is_ok());
         assert!(enc.embed_ids(&[2; 9]).is_err());
         assert!(enc.embed_ids(&[]).is_err());
-        assert!(enc.embed_ids(&[2, 99, 3]).is_err(), "ids outside the vocabulary are errors");
+        assert!(
+            enc.embed_ids(&[2, 99, 3]).is_err(),
+            "ids outside the vocabulary are errors"
+        );
     }
 
     #[test]
-    fn int8_and_f32_activations_agree() {
+    fn encoder_can_be_shared_between_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Encoder>();
+        let enc = Encoder::from_shard(tiny_shard()).unwrap();
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| enc.embed("edge wiki").unwrap());
+            let b = s.spawn(|| enc.embed("edge wiki").unwrap());
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn int16_and_int8_activations_agree() {
+        let enc = Encoder::from_shard(tiny_shard()).unwrap();
+        let a = enc.embed("search the edge wiki shards").unwrap();
+        let enc = enc.with_activations(Activations::Int8);
+        let b = enc.embed("search the edge wiki shards").unwrap();
+        assert!(cosine(&a, &b) > 0.99, "cosine {}", cosine(&a, &b));
+    }
+
+    #[test]
+    fn int16_and_f32_activations_agree() {
         let enc = Encoder::from_shard(tiny_shard()).unwrap();
         let a = enc.embed("search the edge wiki shards").unwrap();
         let enc = enc.with_activations(Activations::F32);

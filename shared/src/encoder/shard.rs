@@ -54,10 +54,15 @@ impl<'de> Deserialize<'de> for F32Bytes {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let buf = serde_bytes::ByteBuf::deserialize(d)?.into_vec();
         if buf.len() % 4 != 0 {
-            return Err(serde::de::Error::invalid_length(buf.len(), &"a multiple of 4 bytes"));
+            return Err(serde::de::Error::invalid_length(
+                buf.len(),
+                &"a multiple of 4 bytes",
+            ));
         }
         Ok(F32Bytes(
-            buf.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+            buf.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
         ))
     }
 }
@@ -74,14 +79,22 @@ pub struct QuantMatrix {
 
 impl QuantMatrix {
     /// Quantizes a row-major f32 matrix, one scale per row (see `kernels::quantize_row`).
+    /// `values` should hold `rows × cols` numbers; missing rows quantize as zeros.
     pub fn quantize(rows: usize, cols: usize, values: &[f32]) -> QuantMatrix {
         let mut data = vec![0i8; rows * cols];
         let mut scales = vec![0f32; rows];
-        for r in 0..rows {
-            let range = r * cols..(r + 1) * cols;
-            scales[r] = super::kernels::quantize_row(&values[range.clone()], &mut data[range]);
+        if cols > 0 {
+            let rows_in = values.chunks_exact(cols);
+            for ((src, dst), scale) in rows_in.zip(data.chunks_exact_mut(cols)).zip(&mut scales) {
+                *scale = super::kernels::quantize_row(src, dst);
+            }
         }
-        QuantMatrix { rows, cols, data: I8Bytes(data), scales: F32Bytes(scales) }
+        QuantMatrix {
+            rows,
+            cols,
+            data: I8Bytes(data),
+            scales: F32Bytes(scales),
+        }
     }
 
     /// Row `r` as f32 (`None` when out of range).
@@ -93,7 +106,10 @@ impl QuantMatrix {
 
     pub(crate) fn check(&self, what: &str, rows: usize, cols: usize) -> Result<(), String> {
         if self.rows != rows || self.cols != cols {
-            return Err(format!("{what}: shape {}x{}, expected {rows}x{cols}", self.rows, self.cols));
+            return Err(format!(
+                "{what}: shape {}x{}, expected {rows}x{cols}",
+                self.rows, self.cols
+            ));
         }
         if self.data.0.len() != rows * cols || self.scales.0.len() != rows {
             return Err(format!("{what}: data or scales have the wrong length"));
