@@ -50,6 +50,30 @@ pub fn i16_activation_limit(k: usize) -> i16 {
     (i32::MAX as usize / (127 * k.max(1))).min(i16::MAX as usize) as i16
 }
 
+/// [`dot4_i16_i8`] for two rows `x0`, `x1` at once (same length): each weight vector loaded
+/// and widened once serves both tokens. Returns `[dots of x0, dots of x1]`.
+#[inline]
+pub fn dot4x2_i16_i8(x0: &[i16], x1: &[i16], w: [&[i8]; 4]) -> [[i32; 4]; 2] {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        simd128::dot4x2_i16(x0, x1, w)
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above; the check is cached).
+            return unsafe { avx2::dot4x2_i16(x0, x1, w) };
+        }
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        [
+            portable::dot4_i16(x0, w),
+            portable::dot4_i16(&x1[..x0.len()], w),
+        ]
+    }
+}
+
 /// Dot products of one i16 row `x` (from [`quantize_row_i16`] with
 /// [`i16_activation_limit`]) with four int8 rows `w[0..4]` (each at least as long as `x`).
 #[inline]
@@ -116,6 +140,47 @@ pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         s += x * y;
     }
     s
+}
+
+/// e^x for x ≤ 0 (softmax after subtracting the max; GELU's erf), branch-free so that loops
+/// over it vectorise, unlike calls to libm. Range reduction x = k·ln2 + r with |r| ≤ ln2/2
+/// (k rounded with the 1.5·2²³ trick), e^r by its degree-6 Taylor polynomial (truncation
+/// error < 1.2e-7 relative, about one f32 ulp), and 2^k put straight into the exponent bits.
+/// Inputs below −87 give ~0 (as e^-87 ≈ 1.6e-38 is).
+#[inline(always)]
+pub fn exp_nonpositive(x: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_145_75; // ln 2 split so that k·LN2_HI is exact
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    const ROUND: f32 = 12_582_912.0; // 1.5 · 2^23
+    let x = x.clamp(-87.0, 0.0);
+    let k = (x * LOG2E + ROUND) - ROUND;
+    let r = (x - k * LN2_HI) - k * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (1.0 / 2.0
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    p * f32::from_bits(((k as i32 + 127) as u32) << 23)
+}
+
+/// erf(x), Abramowitz & Stegun formula 7.1.26 (absolute error ≤ 1.5e-7 in exact arithmetic,
+/// < 1e-6 as evaluated in f32: tested against libm), with the vectorisable
+/// [`exp_nonpositive`]. Used for BERT's exact-form GELU.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    const P: f32 = 0.327_591_1;
+    const A: [f32; 5] = [
+        0.254_829_6,
+        -0.284_496_74,
+        1.421_413_7,
+        -1.453_152,
+        1.061_405_4,
+    ];
+    let ax = x.abs();
+    let t = 1.0 / (1.0 + P * ax);
+    let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
+    let y = 1.0 - poly * exp_nonpositive(-ax * ax);
+    y.copysign(x)
 }
 
 /// `y[i] += a * x[i]`, auto-vectorised.
@@ -247,6 +312,42 @@ pub(crate) mod avx2 {
         out
     }
 
+    /// See [`super::dot4x2_i16_i8`]: as [`dot4_i16`] for two token rows, 8 accumulators.
+    #[target_feature(enable = "avx2")]
+    pub fn dot4x2_i16(x0: &[i16], x1: &[i16], w: [&[i8]; 4]) -> [[i32; 4]; 2] {
+        let n = x0.len();
+        let x1 = &x1[..n];
+        let rows = [&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]];
+        let full = n / 16 * 16;
+        let mut a0 = [_mm256_setzero_si256(); 4];
+        let mut a1 = [_mm256_setzero_si256(); 4];
+        let mut i = 0;
+        while i < full {
+            // SAFETY: i + 16 <= n and every row holds n values; the loads are unaligned loads.
+            let xv0 = unsafe { _mm256_loadu_si256(x0.as_ptr().add(i) as *const __m256i) };
+            let xv1 = unsafe { _mm256_loadu_si256(x1.as_ptr().add(i) as *const __m256i) };
+            for r in 0..4 {
+                let wv = _mm256_cvtepi8_epi16(unsafe {
+                    _mm_loadu_si128(rows[r].as_ptr().add(i) as *const __m128i)
+                });
+                a0[r] = _mm256_add_epi32(a0[r], _mm256_madd_epi16(xv0, wv));
+                a1[r] = _mm256_add_epi32(a1[r], _mm256_madd_epi16(xv1, wv));
+            }
+            i += 16;
+        }
+        let mut out = [
+            [hsum(a0[0]), hsum(a0[1]), hsum(a0[2]), hsum(a0[3])],
+            [hsum(a1[0]), hsum(a1[1]), hsum(a1[2]), hsum(a1[3])],
+        ];
+        for j in full..n {
+            for r in 0..4 {
+                out[0][r] += x0[j] as i32 * rows[r][j] as i32;
+                out[1][r] += x1[j] as i32 * rows[r][j] as i32;
+            }
+        }
+        out
+    }
+
     /// See [`super::dot4_i16_i8`]: 16 i16 lanes of `x` against 16 int8 weights sign-extended
     /// to i16, multiplied-and-pair-summed by `vpmaddwd`.
     #[target_feature(enable = "avx2")]
@@ -319,6 +420,53 @@ pub(crate) mod simd128 {
             let xj = x[j] as i32;
             for r in 0..4 {
                 out[r] += xj * rows[r][j] as i32;
+            }
+        }
+        out
+    }
+
+    /// See [`super::dot4x2_i16_i8`]: as [`dot4_i16`] for two token rows, 8 accumulators.
+    #[inline(always)]
+    pub fn dot4x2_i16(x0: &[i16], x1: &[i16], w: [&[i8]; 4]) -> [[i32; 4]; 2] {
+        let n = x0.len();
+        let x1 = &x1[..n];
+        let rows = [&w[0][..n], &w[1][..n], &w[2][..n], &w[3][..n]];
+        let full = n / 16 * 16;
+        let mut a0 = [i32x4_splat(0); 4];
+        let mut a1 = [i32x4_splat(0); 4];
+        let mut i = 0;
+        while i < full {
+            // SAFETY: i + 16 <= n and every row holds n values; v128_load is an unaligned load.
+            let (x0l, x0h, x1l, x1h) = unsafe {
+                (
+                    v128_load(x0.as_ptr().add(i) as *const v128),
+                    v128_load(x0.as_ptr().add(i + 8) as *const v128),
+                    v128_load(x1.as_ptr().add(i) as *const v128),
+                    v128_load(x1.as_ptr().add(i + 8) as *const v128),
+                )
+            };
+            for r in 0..4 {
+                let wv = unsafe { v128_load(rows[r].as_ptr().add(i) as *const v128) };
+                let (wl, wh) = (i16x8_extend_low_i8x16(wv), i16x8_extend_high_i8x16(wv));
+                a0[r] = i32x4_add(
+                    a0[r],
+                    i32x4_add(i32x4_dot_i16x8(x0l, wl), i32x4_dot_i16x8(x0h, wh)),
+                );
+                a1[r] = i32x4_add(
+                    a1[r],
+                    i32x4_add(i32x4_dot_i16x8(x1l, wl), i32x4_dot_i16x8(x1h, wh)),
+                );
+            }
+            i += 16;
+        }
+        let mut out = [
+            [hsum(a0[0]), hsum(a0[1]), hsum(a0[2]), hsum(a0[3])],
+            [hsum(a1[0]), hsum(a1[1]), hsum(a1[2]), hsum(a1[3])],
+        ];
+        for j in full..n {
+            for r in 0..4 {
+                out[0][r] += x0[j] as i32 * rows[r][j] as i32;
+                out[1][r] += x1[j] as i32 * rows[r][j] as i32;
             }
         }
         out
@@ -440,9 +588,47 @@ mod tests {
                 portable::dot4_i16(&x, [&rows[0], &rows[1], &rows[2], &rows[3]]),
                 got
             );
+            let mut x1 = vec![0i16; n];
+            quantize_row_i16(&pseudo_random(n, 10), &mut x1, qmax);
+            let pair = dot4x2_i16_i8(&x, &x1, [&rows[0], &rows[1], &rows[2], &rows[3]]);
+            assert_eq!(pair[0], got);
+            assert_eq!(
+                pair[1],
+                dot4_i16_i8(&x1, [&rows[0], &rows[1], &rows[2], &rows[3]])
+            );
             let worst = dot4_i16_i8(&worst_x, [&worst_w, &worst_w, &worst_w, &worst_w]);
             assert_eq!(worst[0] as i64, n as i64 * qmax as i64 * 127);
         }
+    }
+
+    #[test]
+    fn exp_and_erf_match_libm() {
+        let mut worst_exp = 0f32;
+        let mut worst_erf = 0f32;
+        for i in 0..=200_000 {
+            let x = -90.0 + 90.0 * i as f32 / 200_000.0;
+            let want = libm::expf(x);
+            worst_exp =
+                worst_exp.max((exp_nonpositive(x) - want).abs() / want.max(f32::MIN_POSITIVE));
+            let z = -6.0 + 12.0 * i as f32 / 200_000.0;
+            worst_erf = worst_erf.max((erf(z) - libm::erff(z)).abs());
+        }
+        // e^x below -87 is clamped (values < 1.7e-38): relative error is only checked above.
+        let mut worst_exp_in_range = 0f32;
+        for i in 0..=100_000 {
+            let x = -87.0 * i as f32 / 100_000.0;
+            let want = libm::expf(x);
+            worst_exp_in_range = worst_exp_in_range.max((exp_nonpositive(x) - want).abs() / want);
+        }
+        assert!(
+            worst_exp_in_range < 5e-7,
+            "exp relative error {worst_exp_in_range}"
+        );
+        assert!(worst_exp.is_finite());
+        // A&S 7.1.26 is 1.5e-7 in exact arithmetic; evaluated in f32 it measures ~5.6e-7.
+        assert!(worst_erf < 1e-6, "erf absolute error {worst_erf}");
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert!(erf(0.0).abs() < 1e-6);
     }
 
     #[test]

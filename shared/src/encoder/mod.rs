@@ -269,12 +269,24 @@ impl Linear {
                 self.bias[o + 2],
                 self.bias[o + 3],
             ];
-            for t in 0..n {
-                let d = kernels::dot4_i16_i8(&xq[t * inp..(t + 1) * inp], w);
-                let yt = &mut y[t * out + o..t * out + o + 4];
-                for r in 0..4 {
-                    yt[r] = d[r] as f32 * (xs[t] * s[r]) + b[r];
+            // Two tokens per pass: each weight vector is loaded and widened once for both.
+            let mut t = 0;
+            while t < n {
+                let pair = t + 1 < n;
+                let x0 = &xq[t * inp..(t + 1) * inp];
+                let d = if pair {
+                    kernels::dot4x2_i16_i8(x0, &xq[(t + 1) * inp..(t + 2) * inp], w)
+                } else {
+                    [kernels::dot4_i16_i8(x0, w), [0; 4]]
+                };
+                for (k, dk) in d.iter().enumerate().take(if pair { 2 } else { 1 }) {
+                    let tk = t + k;
+                    let yt = &mut y[tk * out + o..tk * out + o + 4];
+                    for r in 0..4 {
+                        yt[r] = dk[r] as f32 * (xs[tk] * s[r]) + b[r];
+                    }
                 }
+                t += if pair { 2 } else { 1 };
             }
             o += 4;
         }
@@ -315,10 +327,11 @@ impl Linear {
     }
 }
 
-/// GELU, exact (erf) form as in HF BERT: `x · ½ · (1 + erf(x / √2))`.
-#[inline]
+/// GELU, exact (erf) form as in HF BERT: `x · ½ · (1 + erf(x / √2))`, with an erf accurate
+/// to < 1e-6 that vectorises (see `kernels::erf`).
+#[inline(always)]
 fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+    0.5 * x * (1.0 + kernels::erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 impl Encoder {
@@ -529,7 +542,7 @@ impl Encoder {
             layer.attn_norm.apply(&mut x, self.eps);
 
             layer.ffn_in.forward(&x, n, &mut ffn, act);
-            ffn.iter_mut().for_each(|v| *v = gelu(*v));
+            kernels::with_best_isa(|| ffn.iter_mut().for_each(|v| *v = gelu(*v)));
             layer.ffn_out.forward(&ffn, n, &mut tmp, act);
             for (xv, a) in x.iter_mut().zip(&tmp) {
                 *xv += a;
@@ -552,42 +565,58 @@ impl Encoder {
     /// Multi-head self-attention over one unpadded sequence: `qkv` is `n × 3h`
     /// (query | key | value), `ctx` receives `n × h`.
     ///
-    /// Per head, keys are gathered transposed (`hd × n`) so that a query's scores are `hd`
-    /// vectorisable `axpy`s over all keys, and values contiguously (`n × hd`).
+    /// Per head, keys are gathered transposed and zero-padded (`hd × n16`, `n16` = n rounded
+    /// up to 16) so that 16 scores at a time accumulate in registers over the head dimension,
+    /// and values contiguously (`n × hd`).
     #[inline(always)]
     fn attention(&self, qkv: &[f32], n: usize, ctx: &mut [f32]) {
+        const LANES: usize = 16;
         let h = self.hidden;
         let hd = h / self.heads;
         let scale = 1.0 / (hd as f32).sqrt();
-        let mut kt = vec![0f32; hd * n];
+        let n16 = n.div_ceil(LANES) * LANES;
+        let mut kt = vec![0f32; hd * n16];
         let mut v = vec![0f32; n * hd];
-        let mut scores = vec![0f32; n];
+        let mut scores = vec![0f32; n16];
+        let mut acc = vec![0f32; hd];
         for head in 0..self.heads {
             let off = head * hd;
             for j in 0..n {
                 let base = j * 3 * h;
                 for (d, kv) in qkv[base + h + off..base + h + off + hd].iter().enumerate() {
-                    kt[d * n + j] = *kv;
+                    kt[d * n16 + j] = *kv;
                 }
                 v[j * hd..(j + 1) * hd]
                     .copy_from_slice(&qkv[base + 2 * h + off..base + 2 * h + off + hd]);
             }
             for i in 0..n {
                 let q = &qkv[i * 3 * h + off..i * 3 * h + off + hd];
-                scores.iter_mut().for_each(|s| *s = 0.0);
-                for (d, qd) in q.iter().enumerate() {
-                    kernels::axpy(qd * scale, &kt[d * n..(d + 1) * n], &mut scores);
+                for (jb, out) in scores.chunks_exact_mut(LANES).enumerate() {
+                    let mut a = [0f32; LANES];
+                    for (d, qd) in q.iter().enumerate() {
+                        let k = &kt[d * n16 + jb * LANES..d * n16 + (jb + 1) * LANES];
+                        for l in 0..LANES {
+                            a[l] += qd * k[l];
+                        }
+                    }
+                    for l in 0..LANES {
+                        out[l] = a[l] * scale;
+                    }
                 }
+                let scores = &mut scores[..n];
                 let max = scores.iter().fold(f32::NEG_INFINITY, |m, s| m.max(*s));
                 let mut sum = 0.0;
                 for s in scores.iter_mut() {
-                    *s = (*s - max).exp();
+                    *s = kernels::exp_nonpositive(*s - max);
                     sum += *s;
                 }
-                let c = &mut ctx[i * h + off..i * h + off + hd];
-                c.iter_mut().for_each(|v| *v = 0.0);
+                acc.iter_mut().for_each(|a| *a = 0.0);
                 for (j, s) in scores.iter().enumerate() {
-                    kernels::axpy(s / sum, &v[j * hd..(j + 1) * hd], c);
+                    kernels::axpy(*s, &v[j * hd..(j + 1) * hd], &mut acc);
+                }
+                let inv = 1.0 / sum;
+                for (c, a) in ctx[i * h + off..i * h + off + hd].iter_mut().zip(&acc) {
+                    *c = a * inv;
                 }
             }
         }
