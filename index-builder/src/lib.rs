@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod eval;
+pub mod model_import;
 pub mod output;
 pub mod publish;
 pub mod s3;

@@ -33,6 +33,10 @@ pub enum Error {
     /// A SPARQL query that cannot be run: syntax, unsupported feature, or a work/size bound.
     #[error("{0}")]
     Sparql(String),
+
+    /// A model shard that cannot be used, or an input the encoder cannot embed.
+    #[error("encoder: {0}")]
+    Encoder(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -17,6 +17,7 @@ pub mod citation;
 pub mod compile;
 pub mod coverage;
 pub mod dense;
+pub mod encoder;
 pub mod error;
 pub mod fusion;
 pub mod graph;
