@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 scripts/install-tools.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PWD/.cache/tools/bin:$PATH"
 
+# No `cargo test -q` here: cargo passes `--quiet` on to the runner, and
+# wasm-bindgen-test-runner 0.2.130 rejects it ("unexpected argument '--quiet'").
 echo "== core tests in wasm32-unknown-unknown, under Node $(node --version)"
 cargo test --locked -p wikantik --target wasm32-unknown-unknown --test wasm
 
