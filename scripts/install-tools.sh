@@ -39,7 +39,7 @@ have_version() {
     local expected=$1 output
     shift
     output=$("$@" 2>/dev/null) || return 1
-    grep -qw -- "$expected" <<<"$output"
+    grep -qwF -- "$expected" <<<"$output"
 }
 
 # The version Cargo.lock resolves for package <name> (fails if the package is absent or is
