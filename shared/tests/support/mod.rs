@@ -18,7 +18,8 @@ use wikantik::Result;
 ///
 /// The in-memory store answers every request immediately, so the futures of the core never
 /// return `Pending` and `pollster` never has to park the thread (which wasm32-unknown-unknown
-/// without atomics could not do). A plain `#[test]` therefore works inside WASM too.
+/// without atomics could not do), so the tests stay synchronous functions inside WASM too
+/// and need no JS promise plumbing.
 pub fn block_on<F: Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
