@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: what `.ci/run` runs and what the README calls "run all tests".
-# Installs what it needs (idempotent), then runs native tests, the WASM builds, and the
-# corpus checks when ../shared/corpus is present (they skip with a message otherwise).
+# Installs what it needs (idempotent, pinned), then runs every suite. Tests that need the real
+# corpus (../shared/corpus) or the model files skip with a message when those are absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== toolchain"
-rustup target add wasm32-unknown-unknown wasm32-wasip2 >/dev/null
+echo "== tools (rustup targets, wasm-bindgen-cli, wasmtime; skipped when present)"
+scripts/install-tools.sh
 
 echo "== native tests (all crates)"
 cargo test --workspace --locked
@@ -17,8 +17,14 @@ scripts/s3-tests.sh
 echo "== shell scripts (shellcheck; installed from the OS packages if missing)"
 scripts/lint-shell.sh
 
+echo "== MCP: official SDK clients (TypeScript, Python) and the MCP conformance suite against the native host"
+MCP_TESTS_PROFILE=debug scripts/mcp-tests.sh
+
 echo "== the core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
 cargo build --locked -p wikantik --target wasm32-unknown-unknown
 cargo build --locked -p wikantik --target wasm32-wasip2
+
+echo "== the core's end-to-end tests inside WASM (Node for Workers, wasmtime for Spin)"
+scripts/wasm-tests.sh
 
 echo "== all tests passed"
