@@ -267,7 +267,7 @@ impl<S: ShardStore + Clone> IndexHandle<S> {
 }
 
 /// An index held in memory (tests, evaluation, WASM tests): object name → bytes.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MemoryStore {
     objects: Arc<BTreeMap<String, Vec<u8>>>,
 }
@@ -296,6 +296,21 @@ impl MemoryStore {
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.objects.keys().map(String::as_str)
+    }
+
+    /// Add or replace an object.
+    pub fn put(&mut self, name: &str, bytes: Vec<u8>) {
+        Arc::make_mut(&mut self.objects).insert(name.to_string(), bytes);
+    }
+
+    /// Remove an object, returning it.
+    pub fn remove(&mut self, name: &str) -> Option<Vec<u8>> {
+        Arc::make_mut(&mut self.objects).remove(name)
+    }
+
+    /// The bytes of an object.
+    pub fn object(&self, name: &str) -> Option<&[u8]> {
+        self.objects.get(name).map(Vec::as_slice)
     }
 }
 

@@ -31,7 +31,7 @@ use wikantik::shard::{decode_shard, Pointer, ShardEntry, ShardKind, POINTER_NAME
 use wikantik::tokens::{estimate_tokens, utf16_len};
 use wikantik::Error;
 
-use crate::support::{block_on, compile_sample, ids, sample_pages, sample_store, MemStore};
+use crate::support::{block_on, compile_sample, ids, sample_pages, sample_store, MemStore, MemStoreExt};
 
 /// The five best sections for `query` in the fixture.
 fn search(store: &MemStore, query: &str) -> Vec<SectionHit> {
@@ -67,7 +67,7 @@ fn the_fixture_compiles_to_the_expected_index() {
         index.warnings
     );
     // Every object a reader needs is in the store: pointer, manifest, every listed shard.
-    let store = MemStore::publish(&index);
+    let store = MemStore::from_compiled(&index);
     let names: Vec<&str> = store.names().collect();
     assert!(names.contains(&POINTER_NAME));
     assert!(names.contains(&index.manifest_name.as_str()));
@@ -261,7 +261,7 @@ fn a_flipped_byte_fails_with_an_error_naming_the_object() {
     let index = compile_sample();
     let pages = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
 
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.flip_byte(&pages);
     let reader = store.reader().expect("the manifest is intact");
     let err = block_on(reader.pages()).expect_err("corrupt page table");
@@ -270,20 +270,20 @@ fn a_flipped_byte_fails_with_an_error_naming_the_object() {
 
     // A corrupt term partition fails the search and is named.
     let terms = index.manifest.shards_of(ShardKind::Terms).next().expect("terms").name.clone();
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.flip_byte(&terms);
     let reader = store.reader().expect("open");
     let err = block_on(lexical_search(&reader, "emitter", &Bm25Params::default(), 5)).expect_err("corrupt terms");
     assert!(matches!(&err, Error::ShardHashMismatch { name, .. } if *name == terms), "{err}");
 
     // A corrupt manifest is caught when the reader opens.
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.flip_byte(&index.manifest_name);
     let err = store.reader().err().expect("corrupt manifest");
     assert!(matches!(&err, Error::ShardHashMismatch { name, .. } if *name == index.manifest_name), "{err}");
 
     // A missing shard is named too.
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.remove(&pages);
     let err = block_on(store.reader().expect("open").pages()).expect_err("missing");
     assert_eq!(err, Error::MissingShard { name: pages });
@@ -349,7 +349,7 @@ fn garbage_is_a_decode_error_not_a_trap() {
 fn a_garbage_pointer_or_manifest_fails_the_reader_cleanly() {
     let index = compile_sample();
 
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.put(POINTER_NAME, b"{ not json".to_vec());
     let err = store.reader().err().expect("garbage pointer");
     assert!(matches!(&err, Error::Decode { name, .. } if name == POINTER_NAME), "{err}");
@@ -357,13 +357,13 @@ fn a_garbage_pointer_or_manifest_fails_the_reader_cleanly() {
     // A pointer that faithfully names garbage: the manifest decoder must reject it.
     let garbage = vec![0x81; 10_000];
     let pointer = Pointer { manifest: "manifests/garbage.cbor".into(), sha256: sha256_hex(&garbage), ..index.pointer.clone() };
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.put(&pointer.manifest, garbage);
     store.put(POINTER_NAME, pointer.to_json());
     let err = store.reader().err().expect("garbage manifest");
     assert!(matches!(&err, Error::Decode { name, .. } if *name == pointer.manifest), "{err}");
 
-    let mut store = MemStore::publish(&index);
+    let mut store = MemStore::from_compiled(&index);
     store.remove(POINTER_NAME);
     assert_eq!(store.reader().err(), Some(Error::MissingShard { name: POINTER_NAME.into() }));
 }
@@ -380,7 +380,7 @@ fn the_same_pages_give_identical_bytes() {
     reversed.reverse();
     let c = compile(reversed, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
     assert_eq!(a.manifest_bytes, c.manifest_bytes);
-    assert_eq!(MemStore::publish(&a), MemStore::publish(&c));
+    assert_eq!(MemStore::from_compiled(&a), MemStore::from_compiled(&c));
 }
 
 #[test]

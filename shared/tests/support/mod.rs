@@ -5,13 +5,11 @@
 //! Nothing here touches the file system, the clock or the network, so the same code runs in
 //! `wasm32-unknown-unknown` under Node, in `wasm32-wasip2` and natively.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
 use wikantik::compile::{compile, CompileOptions, CompiledIndex, SourcePage};
-use wikantik::reader::{IndexReader, ShardCache, ShardStore};
-use wikantik::shard::POINTER_NAME;
+use wikantik::reader::{IndexReader, ShardCache};
 use wikantik::Result;
 
 /// Run a future to completion on the current thread.
@@ -24,51 +22,27 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
 
-/// A [`ShardStore`] over a map of object name → bytes: the pointer `current.json`, the
-/// manifest and every shard, exactly as an object store would hold them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MemStore {
-    objects: BTreeMap<String, Vec<u8>>,
+/// The in-memory store of the core, with the two helpers these tests need.
+pub use wikantik::reader::MemoryStore as MemStore;
+
+/// Test helpers on [`MemStore`].
+pub trait MemStoreExt {
+    /// Flip one bit in the middle of object `name` (which must exist).
+    fn flip_byte(&mut self, name: &str);
+    /// A reader over a copy of this store with a fresh cache.
+    fn reader(&self) -> Result<IndexReader<MemStore>>;
 }
 
-impl MemStore {
-    /// Every object of a compiled index, as the index-builder would publish it.
-    pub fn publish(index: &CompiledIndex) -> MemStore {
-        let mut objects: BTreeMap<String, Vec<u8>> =
-            index.shards.iter().map(|s| (s.entry.name.clone(), s.bytes.clone())).collect();
-        objects.insert(index.manifest_name.clone(), index.manifest_bytes.clone());
-        objects.insert(POINTER_NAME.to_string(), index.pointer.to_json());
-        MemStore { objects }
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.objects.keys().map(String::as_str)
-    }
-
-    pub fn put(&mut self, name: &str, bytes: Vec<u8>) {
-        self.objects.insert(name.to_string(), bytes);
-    }
-
-    pub fn remove(&mut self, name: &str) -> Option<Vec<u8>> {
-        self.objects.remove(name)
-    }
-
-    /// Flip one bit in the middle of object `name` (which must exist).
-    pub fn flip_byte(&mut self, name: &str) {
-        let bytes = self.objects.get_mut(name).unwrap_or_else(|| panic!("no object {name}"));
+impl MemStoreExt for MemStore {
+    fn flip_byte(&mut self, name: &str) {
+        let mut bytes = self.object(name).unwrap_or_else(|| panic!("no object {name}")).to_vec();
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0x40;
+        self.put(name, bytes);
     }
 
-    /// A reader over a copy of this store with a fresh cache.
-    pub fn reader(&self) -> Result<IndexReader<MemStore>> {
+    fn reader(&self) -> Result<IndexReader<MemStore>> {
         block_on(IndexReader::open(self.clone(), Arc::new(ShardCache::default())))
-    }
-}
-
-impl ShardStore for MemStore {
-    async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
-        Ok(self.objects.get(name).cloned())
     }
 }
 
@@ -119,7 +93,7 @@ pub fn compile_sample() -> CompiledIndex {
 
 /// [`compile_sample`] published into a fresh [`MemStore`].
 pub fn sample_store() -> MemStore {
-    MemStore::publish(&compile_sample())
+    MemStore::from_compiled(&compile_sample())
 }
 
 const GREENHOUSE_HUB: &str = r#"---
