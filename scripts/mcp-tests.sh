@@ -106,13 +106,13 @@ free_port() {
 
 # start NAME ARGS... : start a server, record its PID, wait for /health; sets $url_NAME.
 start() {
-  local name=$1 port pid i
+  local name=$1 port pid
   shift
   port=$(free_port)
   "$@" --index "$work/index" --addr "127.0.0.1:$port" >"$work/server-$name.log" 2>&1 &
   pid=$!
   pids+=("$pid")
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     if ! kill -0 "$pid" 2>/dev/null; then
       echo "server '$name' exited early:"; cat "$work/server-$name.log"; exit 1
     fi
@@ -130,6 +130,8 @@ log "servers"
 start keys env -u WIKANTIK_MCP_ALLOW_UNRESTRICTED WIKANTIK_API_KEYS="$key_ring" "$bin/wikantik-native" serve
 start open env -u WIKANTIK_API_KEYS -u WIKANTIK_MCP_ALLOW_UNRESTRICTED "$bin/wikantik-native" serve --mcp-allow-unrestricted
 
+# url_keys and url_open are set by start() through printf -v.
+# shellcheck disable=SC2154
 export MCP_URL="$url_keys" MCP_OPEN_URL="$url_open" MCP_READ_KEY="$read_key" MCP_TOOLS_KEY="$tools_key"
 export MCP_EXPECTED_FAILURES="$clients/expected-failures.txt"
 
