@@ -56,6 +56,11 @@ enum Command {
         #[arg(long, default_value_t = 0.0)]
         min_mrr: f64,
     },
+    /// Manage API keys for the functions (the deployment stores only their hashes).
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Publish a built index directory to a bucket or another directory.
     ///
     /// Reads INDEX_DIR's current build (current.json → manifest → shards), verifies every
@@ -91,6 +96,23 @@ enum Command {
     },
 }
 
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Mint a new key: prints the key once (give it to the client) and the key-ring line to add
+    /// to the deployment's WIKANTIK_API_KEYS secret (hash, scopes, principals, label).
+    New {
+        /// Scopes, comma-separated: mcp_read (read-only MCP), mcp, tools, all.
+        #[arg(long, default_value = "mcp_read")]
+        scopes: String,
+        /// Principals (users, groups, roles) the key holds for ACLs, comma-separated.
+        #[arg(long, default_value = "")]
+        principals: String,
+        /// A label for logs (who holds the key).
+        #[arg(long)]
+        label: Option<String>,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -98,6 +120,7 @@ fn main() -> ExitCode {
         Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr } => {
             evaluate(&wiki, &queries, Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr })
         }
+        Command::Keys { command: KeysCommand::New { scopes, principals, label } } => new_key(&scopes, &principals, label.as_deref()),
         Command::Publish { index_dir, to, endpoint, keep_builds, concurrency, dry_run, quiet } => {
             run_publish(&index_dir, &to, endpoint, keep_builds, concurrency, dry_run, quiet)
         }
@@ -212,6 +235,26 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors) -
             return Err(wikantik_index_builder::error::BuildError::Invalid(format!("retrieval quality regressed: {}", failures.join("; "))));
         }
     }
+    Ok(())
+}
+
+fn new_key(scopes: &str, principals: &str, label: Option<&str>) -> Result<()> {
+    use wikantik::auth::{mint_key_with, Scope};
+    use wikantik_index_builder::error::BuildError;
+    let scopes: Vec<Scope> = scopes
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<Scope>().map_err(|_| BuildError::Invalid(format!("unknown scope '{s}' (use mcp_read, mcp, tools, all)"))))
+        .collect::<Result<_>>()?;
+    let principals: Vec<&str> = principals.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let mut random = [0u8; 32];
+    getrandom::fill(&mut random).map_err(|e| BuildError::Invalid(format!("no randomness available: {e}")))?;
+    let (key, line) = mint_key_with(random, &scopes, &principals, label).map_err(|e| BuildError::Invalid(e.to_string()))?;
+    println!("key:  {key}");
+    println!("line: {line}");
+    eprintln!("Give the key to its holder now; it is not stored anywhere. Add the line to the deployment's");
+    eprintln!("WIKANTIK_API_KEYS secret (one line per key; see docs/PUBLISHING.md and the README).");
     Ok(())
 }
 

@@ -147,3 +147,24 @@ fn the_real_corpus_builds_deterministically_with_the_reference_findings() {
     }
     assert!(stdout.contains("DUPLICATE_CANONICAL_ID: canonical_id 01KS6S8Z8QYAS6P09AM61S5E2O is carried by 2 pages: KentBeckDistributedPatterns, PaxosAndRaft"), "{stdout}");
 }
+
+#[test]
+fn keys_new_mints_a_key_whose_line_authenticates_it() {
+    let (status, stdout, stderr) = run(bin().args(["keys", "new", "--scopes", "mcp_read", "--principals", "Alice,Engineering", "--label", "laptop"]));
+    assert!(status.status.success(), "{stderr}");
+    let key = stdout.lines().find_map(|l| l.strip_prefix("key:  ")).expect("a key line").to_string();
+    let line = stdout.lines().find_map(|l| l.strip_prefix("line: ")).expect("a hash line").to_string();
+    assert!(key.starts_with("wkk_") && key.len() == 47, "{key}");
+    assert!(!line.contains(&key), "the ring line holds only the hash");
+    let ring = wikantik::auth::KeyRing::parse(&line).expect("the line parses");
+    match ring.authenticate(Some(&format!("Bearer {key}"))) {
+        wikantik::auth::AuthOutcome::Key { principals, .. } => assert_eq!(principals, vec!["Alice", "Engineering"]),
+        other => panic!("unexpected {other:?}"),
+    }
+    let (again, stdout2, _) = run(bin().args(["keys", "new"]));
+    assert!(again.status.success());
+    assert_ne!(stdout2, stdout, "every key is fresh");
+    let (bad, _, stderr) = run(bin().args(["keys", "new", "--scopes", "bogus"]));
+    assert!(!bad.status.success());
+    assert_eq!(stderr.trim(), "error: unknown scope 'bogus' (use mcp_read, mcp, tools, all)");
+}
