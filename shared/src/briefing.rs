@@ -175,10 +175,8 @@ pub async fn assemble_briefing<S: ShardStore>(
                     let mut scope: BTreeSet<&str> = BTreeSet::new();
                     for cluster in &clusters {
                         let list = members.get(cluster.as_str()).map(Vec::as_slice).unwrap_or_default();
-                        if list.is_empty() {
-                            if unknown_clusters.insert(cluster.to_string()) {
-                                warnings.push(format!("unknown cluster: {cluster}"));
-                            }
+                        if list.is_empty() && unknown_clusters.insert(cluster.to_string()) {
+                            warnings.push(format!("unknown cluster: {cluster}"));
                         }
                         scope.extend(list.iter().map(String::as_str));
                     }

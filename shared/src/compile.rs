@@ -495,8 +495,7 @@ fn parse_page(source: SourcePage, options: &CompileOptions, warnings: &mut Vec<B
         lower.ends_with(".html") || lower.ends_with(".htm")
     };
     let (frontmatter, body) = if is_html {
-        let mut fm = Frontmatter::default();
-        fm.title = html_title(&source.text);
+        let mut fm = Frontmatter { title: html_title(&source.text), ..Frontmatter::default() };
         if let Some(title) = &fm.title {
             fm.fields.insert("title".into(), Value::String(title.clone()));
         }

@@ -24,10 +24,11 @@ pub struct FusionConfig {
 
 impl FusionConfig {
     pub fn validate(&self) -> Result<()> {
-        if !(self.k > 0.0) || !self.k.is_finite() {
+        if self.k.is_nan() || self.k <= 0.0 || !self.k.is_finite() {
             return Err(Error::Invalid(format!("rrf k must be > 0, got {}", self.k)));
         }
-        if !(self.bm25_weight >= 0.0 && self.dense_weight >= 0.0) {
+        let valid = |w: f64| w.is_finite() && w >= 0.0;
+        if !valid(self.bm25_weight) || !valid(self.dense_weight) {
             return Err(Error::Invalid("fusion weights must be >= 0".into()));
         }
         Ok(())
@@ -36,7 +37,7 @@ impl FusionConfig {
 
 /// Fuse ranked lists of keys. `lists` pairs each list (best first) with its weight.
 pub fn fuse<K: Ord + Copy>(lists: &[(&[K], f64)], k: f64, truncate: usize) -> Result<Vec<(K, f64)>> {
-    if !(k > 0.0) || !k.is_finite() {
+    if k.is_nan() || k <= 0.0 || !k.is_finite() {
         return Err(Error::Invalid(format!("rrf k must be > 0, got {k}")));
     }
     let mut scores: BTreeMap<K, f64> = BTreeMap::new();

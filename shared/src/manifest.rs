@@ -56,7 +56,7 @@ impl Manifest {
         lexical: LexicalStats,
         mut shards: Vec<ShardEntry>,
     ) -> Result<Manifest> {
-        shards.sort_by(|a, b| (a.kind, a.partition).cmp(&(b.kind, b.partition)));
+        shards.sort_by_key(|s| (s.kind, s.partition));
         let mut manifest =
             Manifest { format: FORMAT_VERSION, build_id: String::new(), generator, stats, analyzer, chunker, lexical, shards };
         let digest = sha256_hex(&to_cbor(&manifest)?);

@@ -228,7 +228,7 @@ fn is_boundary(key: &str, average: u32) -> bool {
         h ^= u32::from(*b);
         h = h.wrapping_mul(0x0100_0193);
     }
-    h % average == 0
+    h.is_multiple_of(average)
 }
 
 #[cfg(test)]
