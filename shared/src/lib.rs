@@ -21,6 +21,7 @@ pub mod encoder;
 pub mod error;
 pub mod fusion;
 pub mod graph;
+pub mod graph_api;
 pub mod hashing;
 pub mod html;
 pub mod http;

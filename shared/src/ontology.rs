@@ -9,7 +9,7 @@
 //! concepts (tags and clusters) `…/id/concept/{concept slug}` ([`concept_slug`]; a tag and a
 //! cluster with the same slug are one concept, as in the reference).
 //!
-//! # Per page (every triple tagged `Visibility::Page(key)` of the page it comes from)
+//! # Per page (each triple tagged with the visibility of the page it comes from; see below)
 //!
 //! `rdf:type wk:<Class>` by `type` (hub → `wk:Hub`, article → `wk:Article`, reference →
 //! `wk:Reference`, runbook → `wk:Runbook`, design → `wk:DesignDoc`, none or anything else →
@@ -24,8 +24,13 @@
 //! each declaring page. Every knowledge-graph edge (crate::kg) becomes a `wk:<predicate>`
 //! triple between its endpoints' IRIs, tagged with the declaring page.
 //!
-//! The T-Box is public. A restricted page's triples carry its key, so they never influence a
-//! result for a caller who may not view it (the store's visibility groups).
+//! The T-Box is public, and so are the triples of pages every caller may view (anonymous
+//! callers included): the store probes one visibility group per distinct key, so tagging the
+//! public majority `Public` keeps queries cheap. A restricted page's triples carry its key, so
+//! they never influence a result for a caller who may not view it. An edge is tagged with the
+//! one restricted key among its declaring page and its page endpoints (or `Public` when there
+//! is none); an edge that involves two different restricted pages cannot be expressed by one
+//! visibility and is left out of the projection (it stays in the knowledge graph).
 
 use serde_json::{json, Value};
 
@@ -218,8 +223,9 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
     let mut b = StoreBuilder::new();
     add_tbox(&mut b);
     let ty = || iri(RDF_TYPE);
+    let vis_of = |page: &PageRecord| if page.acl.is_public() { Visibility::Public } else { Visibility::Page(page.key) };
     for page in pages {
-        let vis = Visibility::Page(page.key);
+        let vis = vis_of(page);
         let s = page_iri(&page.canonical_id);
         b.add(iri(&s), ty(), iri(page_class(page.page_type.as_deref())), vis);
         b.add(iri(&s), iri(format!("{DCT}title")), Term::string(&page.title), vis);
@@ -247,7 +253,7 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
     for node in kg.nodes.iter().filter(|n| n.kind == NodeKind::Entity) {
         let e = entity_iri(&node.id);
         for (key, slug) in &node.pages {
-            let vis = Visibility::Page(*key);
+            let vis = by_slug.get(slug.as_str()).map_or(Visibility::Page(*key), |p| vis_of(p));
             b.add(iri(&e), ty(), iri(entity_class(&node.node_type)), vis);
             b.add(iri(&e), iri(format!("{RDFS}label")), Term::string(&node.name), vis);
             b.add(iri(&e), iri(format!("{PROV}wasAttributedTo")), iri(format!("{WK}HumanAgent")), vis);
@@ -256,11 +262,58 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
             }
         }
     }
+    let by_key: std::collections::HashMap<u32, &PageRecord> = pages.iter().map(|p| (p.key, p)).collect();
     for edge in &kg.edges {
         let (Some(s), Some(o)) = (node_iri(kg, edge.source, pages), node_iri(kg, edge.target, pages)) else { continue };
-        b.add(iri(s), iri(format!("{WK}{}", property_local(&edge.predicate))), iri(o), Visibility::Page(edge.page));
+        // The restricted keys the edge depends on: its declaring page and any page endpoint.
+        let mut restricted: Vec<u32> = Vec::new();
+        let mut consider = |key: u32| {
+            if by_key.get(&key).is_none_or(|p| !p.acl.is_public()) && !restricted.contains(&key) {
+                restricted.push(key);
+            }
+        };
+        consider(edge.page);
+        for end in [edge.source, edge.target] {
+            let node = &kg.nodes[end as usize];
+            if node.kind == NodeKind::Page {
+                node.pages.iter().for_each(|(k, _)| consider(*k));
+            }
+        }
+        let vis = match restricted.as_slice() {
+            [] => Visibility::Public,
+            [one] => Visibility::Page(*one),
+            _ => continue,
+        };
+        b.add(iri(s), iri(format!("{WK}{}", property_local(&edge.predicate))), iri(o), vis);
     }
     b.build()
+}
+
+/// Prefixes declared for every query (a query's own declarations override them), so
+/// `SELECT (COUNT(?p) AS ?n) WHERE { ?p a owl:ObjectProperty }` works as written.
+pub const STANDARD_PREFIXES: [(&str, &str); 10] = [
+    ("wk", WK),
+    ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+    ("rdfs", RDFS),
+    ("owl", OWL),
+    ("skos", SKOS),
+    ("dct", DCT),
+    ("dcterms", DCT),
+    ("schema", SCHEMA),
+    ("prov", PROV),
+    ("xsd", "http://www.w3.org/2001/XMLSchema#"),
+];
+
+/// Runs a query over the projection with the standard prefixes declared, seeing the triples of
+/// the pages `can_view` accepts (by page key), within the default bounds (forced `LIMIT` ≤
+/// 10,000, 2,000,000 steps of work).
+pub fn run_query(store: &Store, query: &str, can_view: &dyn Fn(u32) -> bool) -> Result<crate::sparql::QueryResults, SparqlError> {
+    let mut text = String::with_capacity(query.len() + 512);
+    for (prefix, ns) in STANDARD_PREFIXES {
+        text.push_str(&format!("PREFIX {prefix}: <{ns}>\n"));
+    }
+    text.push_str(query);
+    crate::sparql::execute(store, &text, can_view, &crate::sparql::QueryOptions::default())
 }
 
 /// The `get_ontology` payload: namespace, classes, object properties, concept schemes.
