@@ -232,10 +232,13 @@ fn matchable(name: &str) -> Option<Vec<String>> {
     Some(w)
 }
 
+/// Edges while building: (source, predicate, target) → (declaring page key, properties).
+type EdgeMap = BTreeMap<(usize, &'static str, usize), (u32, Map<String, Value>)>;
+
 struct Builder {
     nodes: Vec<KgNode>,
     index: HashMap<(NodeKind, String), usize>,
-    edges: BTreeMap<(usize, &'static str, usize), (u32, Map<String, Value>)>,
+    edges: EdgeMap,
 }
 
 impl Builder {

@@ -133,10 +133,9 @@ pub fn concept_slug(raw: &str) -> String {
     let mut out = String::new();
     for c in raw.trim().to_lowercase().chars() {
         let c = if c.is_whitespace() { '-' } else { c };
-        if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '/' || c == '-' {
-            if !(c == '-' && out.ends_with('-')) {
-                out.push(c);
-            }
+        let allowed = c.is_ascii_lowercase() || c.is_ascii_digit() || c == '/' || c == '-';
+        if allowed && !(c == '-' && out.ends_with('-')) {
+            out.push(c);
         }
     }
     out
