@@ -334,6 +334,22 @@ pub fn compile(
         })
         .collect();
 
+    // 6b. Knowledge graph, mentions and the RDF projection.
+    let kg_inputs: Vec<crate::kg::KgPageInput<'_>> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| crate::kg::KgPageInput {
+            record: &records[i],
+            links: &links[i],
+            related: &p.frontmatter.related,
+            frontmatter: &p.frontmatter.fields,
+            sections: chunks[i].iter().map(|c| c.text.as_str()).collect(),
+        })
+        .collect();
+    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs);
+    drop(kg_inputs);
+    let rdf_store = crate::ontology::project(&records, &knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))?;
+
     // 7. Citations, graded against their targets.
     let mut citations = Vec::new();
     for (i, page) in pages.iter().enumerate() {
@@ -388,7 +404,7 @@ pub fn compile(
 
     // 9. Encode shards.
     let mut shards = Vec::new();
-    let encode_total = partitions.len() * 2 + 5;
+    let encode_total = partitions.len() * 2 + 6;
     let mut encoded = 0usize;
     let mut tick = |progress: &mut dyn FnMut(Stage, usize, usize)| {
         encoded += 1;
@@ -465,6 +481,10 @@ pub fn compile(
     shards.push(encode_shard(ShardKind::Spine, 0, &SpineShard { spine }, None, None)?);
     tick(progress);
     shards.push(encode_shard(ShardKind::Citations, 0, &CitationTable { citations }, None, None)?);
+    tick(progress);
+    shards.push(encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)?);
+    shards.push(encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?);
+    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_store, None, None)?);
     tick(progress);
 
     let manifest = Manifest::new(

@@ -177,6 +177,27 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Citations)?).await
     }
 
+    /// The knowledge graph.
+    pub async fn kg(&self) -> Result<Arc<crate::kg::KnowledgeGraph>> {
+        self.load(self.manifest.single(ShardKind::Kg)?).await
+    }
+
+    /// The mention index of the knowledge graph.
+    pub async fn mentions(&self) -> Result<Arc<crate::kg::MentionIndex>> {
+        self.load(self.manifest.single(ShardKind::Mentions)?).await
+    }
+
+    /// The RDF store (validated once when decoded; the cache keeps the validated value).
+    pub async fn rdf(&self) -> Result<Arc<crate::sparql::Store>> {
+        let entry = self.manifest.single(ShardKind::Rdf)?;
+        if let Some(hit) = self.cache.get::<crate::sparql::Store>(&entry.sha256) {
+            return Ok(hit);
+        }
+        let store: Arc<crate::sparql::Store> = self.load(entry).await?;
+        store.validate().map_err(|e| Error::Decode { name: "rdf".into(), message: e.to_string() })?;
+        Ok(store)
+    }
+
     pub async fn sections(&self, partition: u32) -> Result<Arc<SectionPartition>> {
         self.load(self.manifest.partition(ShardKind::Sections, partition)?).await
     }

@@ -1,5 +1,5 @@
 //! The REST surface over plain [`Request`]/[`Response`] values: `/api/bundle`,
-//! `/api/briefing` and `/health` (REFERENCE §1.1, §2.1; CONTRACT §2). Every platform adapter
+//! `/api/briefing`, `/health`, and the graph and SPARQL routes of [`crate::graph_api`] (REFERENCE §1.1, §2.1; CONTRACT §2). Every platform adapter
 //! calls [`handle`]; nothing here knows which platform it runs on.
 
 use serde_json::json;
@@ -30,12 +30,14 @@ pub const INDEX_HEADER: &str = "x-wikantik-index";
 /// reported as 503 on every route but `/health`, which reports it as its status).
 pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, request: &Request, config: &RestConfig) -> Response {
     let path = request.path.trim_end_matches('/');
-    let known = matches!(path, "/api/bundle" | "/api/briefing" | "/health");
+    let graph = crate::graph_api::is_graph_path(path);
+    let known = graph || matches!(path, "/api/bundle" | "/api/briefing" | "/health");
     if !known {
         return Response::error(404, "not found");
     }
-    if request.method != "GET" && request.method != "HEAD" {
-        return Response::error(405, "method not allowed").with_header("allow", "GET");
+    let post_ok = path == "/sparql";
+    if request.method != "GET" && request.method != "HEAD" && !(post_ok && request.method == "POST") {
+        return Response::error(405, "method not allowed").with_header("allow", if post_ok { "GET, POST" } else { "GET" });
     }
     if path == "/health" {
         return health(reader).await;
@@ -49,6 +51,7 @@ pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, requ
         Err(response) => return response,
     };
     let response = match path {
+        _ if graph => crate::graph_api::handle(reader, request, path, config, &caller).await,
         "/api/bundle" => bundle(reader, request, config, &caller).await,
         _ => briefing(reader, request, config, &caller).await,
     };

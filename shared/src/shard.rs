@@ -43,6 +43,12 @@ pub enum ShardKind {
     Spine,
     /// `cite://` citation edges with their staleness grade.
     Citations,
+    /// The deterministic knowledge graph: nodes and typed edges (`kg::KnowledgeGraph`).
+    Kg,
+    /// Node mentions per section (`kg::MentionIndex`).
+    Mentions,
+    /// The RDF projection as a dictionary-encoded, entailed triple store (`sparql::Store`).
+    Rdf,
 }
 
 impl ShardKind {
@@ -55,6 +61,9 @@ impl ShardKind {
             ShardKind::Graph => "graph",
             ShardKind::Spine => "spine",
             ShardKind::Citations => "citations",
+            ShardKind::Kg => "kg",
+            ShardKind::Mentions => "mentions",
+            ShardKind::Rdf => "rdf",
         }
     }
 }

@@ -5,18 +5,21 @@
 //! One module per group of REFERENCE §3.2: [`retrieval`] (bundle, briefing), [`context`]
 //! (`retrieve_context`), [`pages`] (`get_page`, `list_pages`, `list_metadata_values`,
 //! `read_pages`), [`spine`] (`list_clusters`, `list_tags`, `list_pages_by_filter`,
-//! `get_page_by_id`), [`agent`] (`get_page_for_agent`) and [`citations`]
-//! (`list_stale_citations`); [`common`] holds the shared page shapes, filters and dates.
+//! `get_page_by_id`), [`agent`] (`get_page_for_agent`), [`citations`]
+//! (`list_stale_citations`) and [`kg`] (the knowledge-graph and ontology tools); [`common`] holds the shared page shapes, filters and dates.
 
 mod agent;
 mod citations;
 mod common;
 mod context;
+mod kg;
 mod pages;
 mod retrieval;
 mod spine;
 
 use serde_json::Value;
+
+pub(crate) use kg::sparql_error as sparql_error_message;
 
 use crate::access::Caller;
 use crate::briefing::BriefingConfig;
@@ -51,6 +54,14 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
             "get_page_by_id" => spine::get_page_by_id(self, args, caller).await,
             "get_page_for_agent" => agent::get_page_for_agent(self, args, caller).await,
             "list_stale_citations" => citations::list_stale_citations(self, args, caller).await,
+            "discover_schema" => kg::discover_schema(self, args, caller).await,
+            "query_nodes" => kg::query_nodes(self, args, caller).await,
+            "get_node" => kg::get_node(self, args, caller).await,
+            "traverse" => kg::traverse(self, args, caller).await,
+            "search_knowledge" => kg::search_knowledge(self, args, caller).await,
+            "find_similar" => kg::find_similar(self, args, caller).await,
+            "get_ontology" => kg::get_ontology(self, args, caller).await,
+            "sparql_query" => kg::sparql_query(self, args, caller).await,
             other => Err(format!("{other} is not available in this build")),
         };
         outcome.unwrap_or_else(ToolOutcome::error)

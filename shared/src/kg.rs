@@ -1,0 +1,556 @@
+//! The deterministic knowledge graph (CONTRACT §3.8): built at index time from frontmatter,
+//! links and section text — no model in the loop.
+//!
+//! # Nodes
+//!
+//! | kind | one per | name | `nodeType` |
+//! |---|---|---|---|
+//! | page | page | the slug | frontmatter `type`, lowercased (`unknown` when absent) |
+//! | entity | distinct (case-insensitive) name in any page's `entities:` list | as first written | the entity vocabulary of REFERENCE §5.1 (aliases mapped, else `concept`) |
+//! | concept | distinct tag or cluster path | the raw value | `concept` (`properties.kinds`: `tag`, `cluster`) |
+//!
+//! Ids are stable: a UUID-shaped hex string derived from the SHA-256 of the node's kind and
+//! lowercased name (edges: of source id, predicate, target id), so the same wiki always gives
+//! the same ids.
+//!
+//! # Edges (all in the closed 21-predicate vocabulary, [`PREDICATES`])
+//!
+//! | source fact | edge | `properties.derivation` |
+//! |---|---|---|
+//! | a wikilink in the body or a `related:` entry | page `related_to` page | `wikilink` / `related` |
+//! | cluster membership | page `part_of` cluster concept, concept `contains` page | `cluster` |
+//! | sub-cluster | sub-cluster concept `part_of` parent concept (+ `contains` back) | `cluster` |
+//! | a tag | page `related_to` tag concept | `tag` |
+//! | an `entities:` entry | entity `related_to` declaring page | `entities` |
+//! | legacy `relations:` (map of key → targets, or list of `{type, target_id}`) | page `<mapped>` page | `relations` (`properties.legacyType` = the original key) |
+//!
+//! Legacy keys are mapped by [`legacy_predicate`] (`depends-on`→`requires`, `part-of` /
+//! `component_of`→`part_of`, `extension_of`→`extends`, …); a key with no counterpart becomes
+//! `related_to` and keeps its name in `legacyType`. Targets are resolved by slug, then
+//! canonical id; unresolved targets are dropped.
+//!
+//! # Provenance and tier (honest values)
+//!
+//! Every node and edge stored here comes from something a person wrote in a page: frontmatter
+//! (`type`, `tags`, `cluster`, `related`, `relations`, `entities`) or link markup. They carry
+//! `provenance: "HUMAN_AUTHORED"` and `tier: "human"`; edges whose *predicate* is chosen by
+//! the build rather than written by the author (wikilinks, tags, cluster membership, mapped
+//! legacy keys, entity declarations) say so in `properties.derived: true` and
+//! `properties.derivation`. Nothing claims `AI_INFERRED`: co-mention edges synthesized by
+//! `traverse` are `provenance: "DERIVED"`, `tier: "machine"`.
+//!
+//! # Mentions
+//!
+//! A node is mentioned by a section when one of its names occurs in the section text as a
+//! whole-word, case-insensitive token sequence (words = maximal runs of letters and digits).
+//! Page nodes match on their slug and title, others on their name. Names that are too short
+//! or too common to carry meaning are not matched: fewer than [`MIN_NAME_CHARS`] letters and
+//! digits, or a single word in [`COMMON_WORDS`].
+//!
+//! # Visibility
+//!
+//! Each node lists the page keys that back it (its own page, the pages declaring an entity, the
+//! pages carrying a tag or cluster); a caller sees a node iff it may view one of them. An edge
+//! is backed by the one page that declares it and is seen iff that page and both endpoints
+//! are. A mention is seen iff its page is. So a restricted page's tags, entities and links
+//! leave no trace for a caller who may not view it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::catalog::PageRecord;
+
+/// The closed relationship vocabulary of REFERENCE §5.1, in its order.
+pub const PREDICATES: [&str; 21] = [
+    "related_to",
+    "part_of",
+    "contains",
+    "is_a",
+    "instance_of",
+    "generalizes",
+    "requires",
+    "enables",
+    "uses",
+    "produces",
+    "replaces",
+    "precedes",
+    "extends",
+    "implements",
+    "alternative_to",
+    "contrasts_with",
+    "compatible_with",
+    "mitigates",
+    "defines",
+    "applies_to",
+    "located_in",
+];
+
+/// The entity type vocabulary of REFERENCE §5.1.
+pub const ENTITY_TYPES: [&str; 9] = ["person", "organization", "place", "event", "product", "technology", "concept", "project", "version"];
+
+/// Shortest name (letters and digits) matched as a mention.
+pub const MIN_NAME_CHARS: usize = 4;
+
+/// Single words never matched as mentions (page titles and tags such as `About` or `design`
+/// would otherwise match most sections).
+pub const COMMON_WORDS: [&str; 24] = [
+    "about", "also", "data", "design", "from", "home", "index", "into", "main", "more", "news", "note", "notes", "other", "overview",
+    "page", "some", "that", "their", "there", "these", "this", "when", "with",
+];
+
+/// Provenance of everything stored in the graph.
+pub const HUMAN_AUTHORED: &str = "HUMAN_AUTHORED";
+
+/// What a node stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Page,
+    Entity,
+    Concept,
+}
+
+/// One node of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgNode {
+    pub id: String,
+    pub kind: NodeKind,
+    pub name: String,
+    pub node_type: String,
+    /// Backing pages as `(key, slug)`, sorted by slug: the node is visible iff one of them is.
+    pub pages: Vec<(u32, String)>,
+    pub properties: Map<String, Value>,
+}
+
+/// One typed edge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KgEdge {
+    pub id: String,
+    /// Index of the source node in [`KnowledgeGraph::nodes`].
+    pub source: u32,
+    pub target: u32,
+    pub predicate: String,
+    /// Key of the page that declares the edge.
+    pub page: u32,
+    pub properties: Map<String, Value>,
+}
+
+/// One mention: node `node` occurs in chunk `chunk` of the page with key `page`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Mention {
+    pub node: u32,
+    pub page: u32,
+    pub chunk: u32,
+}
+
+/// Payload of the `kg` shard: nodes sorted by (kind, lowercased name), edges sorted by
+/// (source, predicate, target).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeGraph {
+    pub nodes: Vec<KgNode>,
+    pub edges: Vec<KgEdge>,
+}
+
+/// Payload of the `mentions` shard: sorted by (node, page, chunk), no duplicates.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MentionIndex {
+    pub mentions: Vec<Mention>,
+}
+
+/// What the builder needs to know about one page besides its record.
+pub struct KgPageInput<'a> {
+    pub record: &'a PageRecord,
+    /// Link targets (wikilinks and `related:`), as resolved slugs or raw names.
+    pub links: &'a [String],
+    /// `related:` entries (to tell them from body wikilinks).
+    pub related: &'a [String],
+    /// All frontmatter keys.
+    pub frontmatter: &'a Map<String, Value>,
+    /// Section texts in chunk order.
+    pub sections: Vec<&'a str>,
+}
+
+/// A stable UUID-shaped id from a seed.
+pub fn stable_id(seed: &str) -> String {
+    let d = crate::hashing::to_hex(&crate::hashing::sha256(seed.as_bytes()));
+    format!("{}-{}-{}-{}-{}", &d[0..8], &d[8..12], &d[12..16], &d[16..20], &d[20..32])
+}
+
+/// The vocabulary type of an entity type as written (REFERENCE §5.1's alias table).
+pub fn entity_type(raw: &str) -> &'static str {
+    let lower = raw.trim().to_lowercase();
+    if let Some(t) = ENTITY_TYPES.iter().find(|t| **t == lower) {
+        return t;
+    }
+    match lower.as_str() {
+        "framework" | "library" | "database" | "language" | "programming_language" | "tool" | "protocol" | "platform" | "standard" => {
+            "technology"
+        }
+        "company" | "team" | "vendor" | "institution" => "organization",
+        "service" | "application" | "software" => "product",
+        "location" | "country" | "city" | "region" => "place",
+        "release" => "version",
+        _ => "concept",
+    }
+}
+
+/// The predicate a legacy `relations:` key maps to, and whether the mapping is exact.
+pub fn legacy_predicate(key: &str) -> (&'static str, bool) {
+    let k = key.trim().to_lowercase().replace('-', "_");
+    if let Some(p) = PREDICATES.iter().find(|p| **p == k) {
+        return (p, true);
+    }
+    match k.as_str() {
+        "depends_on" | "requires" | "depends" => ("requires", true),
+        "component_of" | "member_of" | "belongs_to" => ("part_of", true),
+        "has_part" | "has_component" => ("contains", true),
+        "extension_of" | "extends" => ("extends", true),
+        "supersedes" => ("replaces", true),
+        "instance" => ("instance_of", true),
+        "subclass_of" | "type_of" | "kind_of" => ("is_a", true),
+        "enabled_by" | "prerequisite_for" => ("enables", true),
+        "alternative" => ("alternative_to", true),
+        "contrasts" | "versus" => ("contrasts_with", true),
+        _ => ("related_to", false),
+    }
+}
+
+/// Words of a text: maximal runs of alphanumeric characters, lowercased.
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// The word sequence of a name, or `None` when the name is too short or too common to match.
+fn matchable(name: &str) -> Option<Vec<String>> {
+    let w = words(name);
+    let chars: usize = w.iter().map(|x| x.chars().count()).sum();
+    if w.is_empty() || chars < MIN_NAME_CHARS || (w.len() == 1 && COMMON_WORDS.contains(&w[0].as_str())) {
+        return None;
+    }
+    Some(w)
+}
+
+/// Edges while building: (source, predicate, target) → (declaring page key, properties).
+type EdgeMap = BTreeMap<(usize, &'static str, usize), (u32, Map<String, Value>)>;
+
+struct Builder {
+    nodes: Vec<KgNode>,
+    index: HashMap<(NodeKind, String), usize>,
+    edges: EdgeMap,
+}
+
+impl Builder {
+    fn node(&mut self, kind: NodeKind, name: &str, node_type: &str) -> usize {
+        let key = (kind, name.to_lowercase());
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let kind_name = match kind {
+            NodeKind::Page => "page",
+            NodeKind::Entity => "entity",
+            NodeKind::Concept => "concept",
+        };
+        self.nodes.push(KgNode {
+            id: stable_id(&format!("wikantik:kg:node:{kind_name}:{}", key.1)),
+            kind,
+            name: name.to_string(),
+            node_type: node_type.to_string(),
+            pages: Vec::new(),
+            properties: Map::new(),
+        });
+        self.index.insert(key, self.nodes.len() - 1);
+        self.nodes.len() - 1
+    }
+
+    fn back(&mut self, node: usize, page: &PageRecord) {
+        let pages = &mut self.nodes[node].pages;
+        if !pages.iter().any(|(k, _)| *k == page.key) {
+            pages.push((page.key, page.slug.clone()));
+        }
+    }
+
+    /// Adds an edge (the first declaring page, in slug order, keeps it).
+    fn edge(&mut self, source: usize, predicate: &'static str, target: usize, page: u32, props: Map<String, Value>) {
+        if source != target {
+            self.edges.entry((source, predicate, target)).or_insert((page, props));
+        }
+    }
+}
+
+fn derived(derivation: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("derived".into(), Value::Bool(true));
+    m.insert("derivation".into(), Value::String(derivation.into()));
+    m
+}
+
+/// Targets of a legacy `relations:` value: `(key, target)` pairs.
+fn legacy_relations(value: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let targets = |v: &Value| -> Vec<String> {
+        match v {
+            Value::String(s) => vec![s.trim().to_string()],
+            Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(|s| s.trim().to_string())).collect(),
+            _ => Vec::new(),
+        }
+    };
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                out.extend(targets(v).into_iter().map(|t| (key.clone(), t)));
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                let key = item.get("type").or_else(|| item.get("relation")).and_then(Value::as_str);
+                let target = item.get("target_id").or_else(|| item.get("target")).map(targets).unwrap_or_default();
+                if let Some(key) = key {
+                    out.extend(target.into_iter().map(|t| (key.to_string(), t)));
+                }
+            }
+        }
+        _ => {}
+    }
+    out.retain(|(_, t)| !t.is_empty());
+    out
+}
+
+/// Builds the graph and its mention index from the pages (in any order; output is sorted).
+pub fn build(pages: &[KgPageInput<'_>]) -> (KnowledgeGraph, MentionIndex) {
+    let mut order: Vec<&KgPageInput<'_>> = pages.iter().collect();
+    order.sort_by(|a, b| a.record.slug.cmp(&b.record.slug));
+    let mut b = Builder { nodes: Vec::new(), index: HashMap::new(), edges: BTreeMap::new() };
+    let by_slug: HashMap<&str, &PageRecord> = order.iter().map(|p| (p.record.slug.as_str(), p.record)).collect();
+    let by_id: HashMap<&str, &PageRecord> = order.iter().map(|p| (p.record.canonical_id.as_str(), p.record)).collect();
+
+    // Page nodes first, so every page edge finds its target.
+    let mut page_node: HashMap<u32, usize> = HashMap::new();
+    for p in &order {
+        let r = p.record;
+        let t = r.page_type.as_deref().map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).unwrap_or_else(|| "unknown".into());
+        let n = b.node(NodeKind::Page, &r.slug, &t);
+        b.back(n, r);
+        let props = &mut b.nodes[n].properties;
+        props.insert("title".into(), json!(r.title));
+        props.insert("canonicalId".into(), json!(r.canonical_id));
+        if let Some(s) = &r.status {
+            props.insert("status".into(), json!(s));
+        }
+        page_node.insert(r.key, n);
+    }
+    for p in &order {
+        let r = p.record;
+        let me = page_node[&r.key];
+        // Links and `related:`.
+        let related: BTreeSet<&str> = p.related.iter().map(String::as_str).collect();
+        for target in p.links {
+            if let Some(t) = by_slug.get(target.as_str()) {
+                let how = if related.contains(target.as_str()) { "related" } else { "wikilink" };
+                b.edge(me, "related_to", page_node[&t.key], r.key, derived(how));
+            }
+        }
+        // Clusters (with sub-cluster structure) and tags.
+        for cluster in &r.clusters {
+            let c = b.node(NodeKind::Concept, cluster, "concept");
+            b.back(c, r);
+            mark_kind(&mut b.nodes[c], "cluster");
+            b.edge(me, "part_of", c, r.key, derived("cluster"));
+            b.edge(c, "contains", me, r.key, derived("cluster"));
+            if let Some((parent, _)) = cluster.split_once('/') {
+                let pc = b.node(NodeKind::Concept, parent, "concept");
+                b.back(pc, r);
+                mark_kind(&mut b.nodes[pc], "cluster");
+                b.edge(c, "part_of", pc, r.key, derived("cluster"));
+                b.edge(pc, "contains", c, r.key, derived("cluster"));
+            }
+        }
+        for tag in &r.tags {
+            let c = b.node(NodeKind::Concept, tag, "concept");
+            b.back(c, r);
+            mark_kind(&mut b.nodes[c], "tag");
+            b.edge(me, "related_to", c, r.key, derived("tag"));
+        }
+        // Entities.
+        if let Some(Value::Array(items)) = p.frontmatter.get("entities") {
+            for item in items {
+                let (name, raw_type) = match item {
+                    Value::String(s) => (s.trim().to_string(), None),
+                    Value::Object(o) => (
+                        o.get("name").and_then(Value::as_str).unwrap_or("").trim().to_string(),
+                        o.get("type").and_then(Value::as_str).map(str::to_string),
+                    ),
+                    _ => continue,
+                };
+                if name.is_empty() {
+                    continue;
+                }
+                let t = entity_type(raw_type.as_deref().unwrap_or("concept"));
+                let e = b.node(NodeKind::Entity, &name, t);
+                b.back(e, r);
+                if let Some(raw) = raw_type.filter(|raw| raw.trim().to_lowercase() != t) {
+                    b.nodes[e].properties.entry("declaredType").or_insert(json!(raw));
+                }
+                b.edge(e, "related_to", me, r.key, derived("entities"));
+            }
+        }
+        // Legacy relations: the `relations:` map or list, plus top-level legacy keys.
+        let mut legacy = p.frontmatter.get("relations").map(legacy_relations).unwrap_or_default();
+        for key in ["part-of", "depends-on", "uses"] {
+            if let Some(v) = p.frontmatter.get(key) {
+                let mut m = Map::new();
+                m.insert(key.into(), v.clone());
+                legacy.extend(legacy_relations(&Value::Object(m)));
+            }
+        }
+        for (key, target) in legacy {
+            let Some(t) = by_slug.get(target.as_str()).or_else(|| by_id.get(target.as_str())) else { continue };
+            let (predicate, _exact) = legacy_predicate(&key);
+            let mut props = derived("relations");
+            props.insert("legacyType".into(), json!(key));
+            b.edge(me, predicate, page_node[&t.key], r.key, props);
+        }
+    }
+    for n in &mut b.nodes {
+        n.pages.sort_by(|a, c| a.1.cmp(&c.1));
+    }
+
+    // Sort nodes by (kind, lowercased name) and renumber.
+    let mut perm: Vec<usize> = (0..b.nodes.len()).collect();
+    perm.sort_by(|&x, &y| {
+        let (a, c) = (&b.nodes[x], &b.nodes[y]);
+        (a.kind, a.name.to_lowercase()).cmp(&(c.kind, c.name.to_lowercase()))
+    });
+    let mut new_index = vec![0u32; perm.len()];
+    for (new, &old) in perm.iter().enumerate() {
+        new_index[old] = new as u32;
+    }
+    let nodes: Vec<KgNode> = perm.iter().map(|&old| b.nodes[old].clone()).collect();
+    let mut edges: Vec<KgEdge> = b
+        .edges
+        .into_iter()
+        .map(|((s, p, t), (page, properties))| {
+            let (s, t) = (new_index[s], new_index[t]);
+            KgEdge {
+                id: stable_id(&format!("wikantik:kg:edge:{}:{p}:{}", nodes[s as usize].id, nodes[t as usize].id)),
+                source: s,
+                target: t,
+                predicate: p.to_string(),
+                page,
+                properties,
+            }
+        })
+        .collect();
+    edges.sort_by(|a, c| (a.source, &a.predicate, a.target).cmp(&(c.source, &c.predicate, c.target)));
+
+    // Mentions.
+    let mut first_word: HashMap<String, Vec<(Vec<String>, u32)>> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let mut names = vec![n.name.clone()];
+        if n.kind == NodeKind::Page {
+            if let Some(title) = n.properties.get("title").and_then(Value::as_str) {
+                names.push(title.to_string());
+            }
+        }
+        for seq in names.iter().filter_map(|name| matchable(name)) {
+            first_word.entry(seq[0].clone()).or_default().push((seq, i as u32));
+        }
+    }
+    let mut mentions = BTreeSet::new();
+    for p in &order {
+        for (c, text) in p.sections.iter().enumerate() {
+            let w = words(text);
+            for start in 0..w.len() {
+                let Some(cands) = first_word.get(&w[start]) else { continue };
+                for (seq, node) in cands {
+                    if w.get(start..start + seq.len()).is_some_and(|s| s == seq.as_slice()) {
+                        mentions.insert(Mention { node: *node, page: p.record.key, chunk: c as u32 });
+                    }
+                }
+            }
+        }
+    }
+    (KnowledgeGraph { nodes, edges }, MentionIndex { mentions: mentions.into_iter().collect() })
+}
+
+fn mark_kind(node: &mut KgNode, kind: &str) {
+    let kinds = node.properties.entry("kinds").or_insert_with(|| json!([]));
+    if let Value::Array(list) = kinds {
+        if !list.iter().any(|v| v == kind) {
+            list.push(json!(kind));
+            list.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        }
+    }
+}
+
+impl KnowledgeGraph {
+    /// Is the node visible to a caller who may view the pages `can_view` accepts?
+    pub fn node_visible(&self, node: u32, can_view: &dyn Fn(u32) -> bool) -> bool {
+        self.nodes.get(node as usize).is_some_and(|n| n.pages.iter().any(|(k, _)| can_view(*k)))
+    }
+
+    /// Is the edge (and both its endpoints) visible?
+    pub fn edge_visible(&self, edge: &KgEdge, can_view: &dyn Fn(u32) -> bool) -> bool {
+        can_view(edge.page) && self.node_visible(edge.source, can_view) && self.node_visible(edge.target, can_view)
+    }
+
+    /// The visible node with this name (case-insensitive; page, then entity, then concept) or
+    /// this id.
+    pub fn find(&self, name_or_id: &str, can_view: &dyn Fn(u32) -> bool) -> Option<u32> {
+        let lower = name_or_id.trim().to_lowercase();
+        let mut found: Option<u32> = None;
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.name.to_lowercase() == lower && self.node_visible(i as u32, can_view) {
+                found = Some(i as u32);
+                break; // nodes are sorted by kind: page, entity, concept
+            }
+        }
+        found.or_else(|| {
+            self.nodes.iter().position(|n| n.id == lower).map(|i| i as u32).filter(|&i| self.node_visible(i, can_view))
+        })
+    }
+
+    /// The first viewable backing page's slug (pages and entities; concepts have none).
+    pub fn source_page(&self, node: u32, can_view: &dyn Fn(u32) -> bool) -> Option<&str> {
+        let n = self.nodes.get(node as usize)?;
+        if n.kind == NodeKind::Concept {
+            return None;
+        }
+        n.pages.iter().find(|(k, _)| can_view(*k)).map(|(_, s)| s.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_match_whole_words_case_insensitively() {
+        assert_eq!(matchable("Cloudflare Workers"), Some(vec!["cloudflare".to_string(), "workers".to_string()]));
+        assert_eq!(matchable("AI"), None, "too short");
+        assert_eq!(matchable("Design"), None, "too common");
+        assert_eq!(words("Use cloudflare-workers, or SPIN."), vec!["use", "cloudflare", "workers", "or", "spin"]);
+    }
+
+    #[test]
+    fn legacy_keys_map_onto_the_vocabulary() {
+        assert_eq!(legacy_predicate("depends-on"), ("requires", true));
+        assert_eq!(legacy_predicate("part-of"), ("part_of", true));
+        assert_eq!(legacy_predicate("component_of"), ("part_of", true));
+        assert_eq!(legacy_predicate("influenced_by"), ("related_to", false));
+        for p in PREDICATES {
+            assert_eq!(legacy_predicate(p), (p, true));
+        }
+    }
+
+    #[test]
+    fn ids_are_stable_and_uuid_shaped() {
+        let a = stable_id("x");
+        assert_eq!(a, stable_id("x"));
+        assert_eq!(a.len(), 36);
+        assert_eq!(entity_type("Framework"), "technology");
+        assert_eq!(entity_type("company"), "organization");
+        assert_eq!(entity_type("whatever"), "concept");
+    }
+}

@@ -1,0 +1,387 @@
+//! The knowledge-graph and ontology tools (REFERENCE §3.3, KG and ontology groups):
+//! `discover_schema`, `query_nodes`, `get_node`, `traverse`, `search_knowledge`,
+//! `find_similar`, `get_ontology` and `sparql_query`, over the graph of [`crate::kg`] and the
+//! RDF projection of [`crate::ontology`].
+//!
+//! The ACL gate: a node is seen iff the caller may view one of the pages backing it, an edge
+//! iff its declaring page and both endpoints are, a mention iff its page is; counts, type and
+//! status lists and co-mention weights are computed from what is seen only. SPARQL sees the
+//! triples of viewable pages only.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use serde_json::{json, Map, Value};
+
+use super::common::int_arg;
+use super::{list_arg, text_arg, tool_error, KnowledgeTools};
+use crate::access::Caller;
+use crate::kg::{stable_id, KgEdge, KnowledgeGraph, MentionIndex, HUMAN_AUTHORED, PREDICATES};
+use crate::mcp::ToolOutcome;
+use crate::reader::ShardStore;
+use crate::sparql::SparqlError;
+
+/// Most nodes `traverse` returns (the BFS stops when it has this many; `truncated: true`).
+pub const TRAVERSE_MAX_NODES: usize = 500;
+
+/// The graph, its mentions and the keys of the pages the caller may view.
+struct View {
+    kg: std::sync::Arc<KnowledgeGraph>,
+    mentions: std::sync::Arc<MentionIndex>,
+    keys: HashSet<u32>,
+}
+
+impl View {
+    async fn load<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<View, String> {
+        let (table, kg, mentions) = futures_util::join!(tools.reader.pages(), tools.reader.kg(), tools.reader.mentions());
+        let (table, kg, mentions) = (table.map_err(tool_error)?, kg.map_err(tool_error)?, mentions.map_err(tool_error)?);
+        let keys = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
+        Ok(View { kg, mentions, keys })
+    }
+
+    fn can_view(&self) -> impl Fn(u32) -> bool + '_ {
+        |k| self.keys.contains(&k)
+    }
+
+    fn visible(&self, node: u32) -> bool {
+        self.kg.node_visible(node, &self.can_view())
+    }
+
+    /// Visible nodes with at least one visible mention.
+    fn mentioned(&self) -> BTreeSet<u32> {
+        self.mentions
+            .mentions
+            .iter()
+            .filter(|m| self.keys.contains(&m.page))
+            .map(|m| m.node)
+            .filter(|&n| self.visible(n))
+            .collect()
+    }
+
+    /// The reference's `KgNode` shape.
+    fn node_json(&self, node: u32) -> Value {
+        let n = &self.kg.nodes[node as usize];
+        json!({
+            "id": n.id,
+            "name": n.name,
+            "nodeType": n.node_type,
+            "sourcePage": self.kg.source_page(node, &self.can_view()),
+            "provenance": HUMAN_AUTHORED,
+            "properties": n.properties,
+            "created": null,
+            "modified": null,
+            "tier": "human",
+            "provenanceProposalId": null,
+        })
+    }
+
+    /// The reference's `KgEdge` shape (plus the endpoint names).
+    fn edge_json(&self, e: &KgEdge) -> Value {
+        let (s, t) = (&self.kg.nodes[e.source as usize], &self.kg.nodes[e.target as usize]);
+        json!({
+            "id": e.id,
+            "sourceId": s.id,
+            "targetId": t.id,
+            "sourceName": s.name,
+            "targetName": t.name,
+            "relationshipType": e.predicate,
+            "provenance": HUMAN_AUTHORED,
+            "properties": e.properties,
+            "created": null,
+            "modified": null,
+            "tier": "human",
+            "provenanceProposalId": null,
+        })
+    }
+}
+
+/// `provenance_filter` values we can honour: every stored node is `human-authored`.
+fn provenance_ok(args: &Value) -> bool {
+    let wanted = list_arg(args, "provenance_filter");
+    let known: Vec<String> = wanted
+        .iter()
+        .map(|v| v.to_lowercase().replace('_', "-"))
+        .filter(|v| matches!(v.as_str(), "human-authored" | "human-curated" | "ai-inferred" | "ai-reviewed"))
+        .collect();
+    known.is_empty() || known.iter().any(|v| v == "human-authored")
+}
+
+fn min_tier(args: &Value) -> Result<&'static str, String> {
+    match text_arg(args, "min_tier").as_deref() {
+        None | Some("machine") => Ok("machine"),
+        Some("human") => Ok("human"),
+        Some(_) => Err("min_tier must be 'human' or 'machine'".into()),
+    }
+}
+
+fn window(args: &Value, default_limit: i64) -> (usize, usize) {
+    let limit = int_arg(args, "limit").unwrap_or(default_limit).max(1);
+    let offset = int_arg(args, "offset").unwrap_or(0).max(0);
+    (usize::try_from(limit).unwrap_or(usize::MAX), usize::try_from(offset).unwrap_or(usize::MAX))
+}
+
+/// Visible, mentioned nodes ordered by name (case-insensitive), then id.
+fn by_name(view: &View, nodes: impl IntoIterator<Item = u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = nodes.into_iter().collect();
+    v.sort_by(|&a, &b| {
+        let (x, y) = (&view.kg.nodes[a as usize], &view.kg.nodes[b as usize]);
+        (x.name.to_lowercase(), &x.id).cmp(&(y.name.to_lowercase(), &y.id))
+    });
+    v
+}
+
+/// `discover_schema`: node types, relationship types (the closed vocabulary), status values,
+/// property keys with counts and samples, and counts — over visible nodes and edges only.
+pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>, _args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let view = View::load(tools, caller).await?;
+    let can_view = view.can_view();
+    let visible: Vec<u32> = (0..view.kg.nodes.len() as u32).filter(|&n| view.visible(n)).collect();
+    let mut types = BTreeSet::new();
+    let mut statuses = BTreeSet::new();
+    let mut keys: BTreeMap<String, (usize, Vec<Value>)> = BTreeMap::new();
+    for &n in &visible {
+        let node = &view.kg.nodes[n as usize];
+        types.insert(node.node_type.clone());
+        if let Some(s) = node.properties.get("status").and_then(Value::as_str) {
+            statuses.insert(s.to_string());
+        }
+        for (k, v) in &node.properties {
+            let entry = keys.entry(k.clone()).or_insert((0, Vec::new()));
+            entry.0 += 1;
+            if entry.1.len() < 5 && !entry.1.contains(v) {
+                entry.1.push(v.clone());
+            }
+        }
+    }
+    let edges = view.kg.edges.iter().filter(|e| view.kg.edge_visible(e, &can_view)).count();
+    let property_keys: Map<String, Value> =
+        keys.into_iter().map(|(k, (count, samples))| (k, json!({ "count": count, "sampleValues": samples }))).collect();
+    Ok(ToolOutcome::Json(json!({
+        "schema": {
+            "nodeTypes": types,
+            "relationshipTypes": PREDICATES,
+            "statusValues": statuses,
+            "propertyKeys": property_keys,
+            "stats": {
+                "nodes": visible.len(),
+                "edges": edges,
+                "unreviewedProposals": 0,
+                "pendingBreakdown": { "total": 0, "newNodes": 0, "newEdges": 0, "judgeApproved": 0, "judgeAbstained": 0, "unjudged": 0 },
+            },
+        },
+        "mentionedNodeCount": view.mentioned().len(),
+    })))
+}
+
+/// `query_nodes`: filters `node_type` (exact), `source_page` (exact), `name` (case-insensitive
+/// substring), `status`; `provenance_filter`; `limit` (50) / `offset`. Mentioned nodes only.
+pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let view = View::load(tools, caller).await?;
+    let (limit, offset) = window(args, 50);
+    let empty = json!({});
+    let filters = args.get("filters").filter(|f| f.is_object()).unwrap_or(&empty);
+    let f = |k: &str| filters.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+    let (node_type, source_page, name, status) = (f("node_type"), f("source_page"), f("name").map(|n| n.to_lowercase()), f("status"));
+    if !provenance_ok(args) {
+        return Ok(ToolOutcome::Json(json!({ "results": [] })));
+    }
+    let can_view = view.can_view();
+    let matching = view.mentioned().into_iter().filter(|&n| {
+        let node = &view.kg.nodes[n as usize];
+        node_type.as_ref().is_none_or(|t| &node.node_type == t)
+            && source_page.as_deref().is_none_or(|s| view.kg.source_page(n, &can_view) == Some(s))
+            && name.as_ref().is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
+            && status.as_ref().is_none_or(|s| node.properties.get("status").and_then(Value::as_str) == Some(s.as_str()))
+    });
+    let results: Vec<Value> = by_name(&view, matching).into_iter().skip(offset).take(limit).map(|n| view.node_json(n)).collect();
+    Ok(ToolOutcome::Json(json!({ "results": results })))
+}
+
+/// `get_node`: a node by name (page, entity, then concept) or id, with its visible edges.
+pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let wanted = text_arg(args, "node").ok_or("node is required")?;
+    let view = View::load(tools, caller).await?;
+    let can_view = view.can_view();
+    let node = view.kg.find(&wanted, &can_view).ok_or_else(|| format!("Node not found: {wanted}"))?;
+    let visible = |e: &&KgEdge| view.kg.edge_visible(e, &can_view);
+    let outbound: Vec<Value> = view.kg.edges.iter().filter(|e| e.source == node).filter(visible).map(|e| view.edge_json(e)).collect();
+    let inbound: Vec<Value> = view.kg.edges.iter().filter(|e| e.target == node).filter(visible).map(|e| view.edge_json(e)).collect();
+    Ok(ToolOutcome::Json(json!({ "node": view.node_json(node), "outbound_edges": outbound, "inbound_edges": inbound })))
+}
+
+/// `traverse`: breadth-first search from `start_node` up to `max_depth` (default 2, 1–5) hops.
+/// With `min_tier: machine` (default) it follows the co-mention graph — two nodes are
+/// adjacent when at least `min_shared_chunks` visible sections mention both — and returns
+/// synthesized `co-mentions` edges (`provenance: "DERIVED"`, `tier: "machine"`, stable ids);
+/// with `min_tier: human` it follows only the stored, human-authored typed edges (either
+/// direction). At most [`TRAVERSE_MAX_NODES`] nodes.
+pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let start = text_arg(args, "start_node").ok_or("start_node is required")?;
+    let tier = min_tier(args)?;
+    let max_depth = int_arg(args, "max_depth").unwrap_or(2).clamp(1, 5) as usize;
+    let min_shared = int_arg(args, "min_shared_chunks").unwrap_or(1).max(1) as usize;
+    let view = View::load(tools, caller).await?;
+    let can_view = view.can_view();
+    let start = view.kg.find(&start, &can_view).ok_or_else(|| format!("Node not found: {start}"))?;
+
+    // Adjacency on demand.
+    let mut by_chunk: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
+    let mut chunks_of: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
+    if tier == "machine" {
+        for m in view.mentions.mentions.iter().filter(|m| view.keys.contains(&m.page)) {
+            if view.visible(m.node) {
+                by_chunk.entry((m.page, m.chunk)).or_default().push(m.node);
+                chunks_of.entry(m.node).or_default().push((m.page, m.chunk));
+            }
+        }
+    }
+    let neighbours = |n: u32| -> Vec<(u32, Value)> {
+        if tier == "machine" {
+            let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
+            for c in chunks_of.get(&n).into_iter().flatten() {
+                for &other in by_chunk.get(c).into_iter().flatten() {
+                    if other != n {
+                        *shared.entry(other).or_default() += 1;
+                    }
+                }
+            }
+            shared
+                .into_iter()
+                .filter(|(_, k)| *k >= min_shared)
+                .map(|(other, k)| {
+                    let (a, b) = (&view.kg.nodes[n as usize].id, &view.kg.nodes[other as usize].id);
+                    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+                    let edge = json!({
+                        "id": stable_id(&format!("wikantik:kg:co-mentions:{lo}:{hi}")),
+                        "sourceId": a,
+                        "targetId": b,
+                        "relationshipType": "co-mentions",
+                        "provenance": "DERIVED",
+                        "properties": { "sharedChunks": k },
+                        "created": null,
+                        "modified": null,
+                        "tier": "machine",
+                        "provenanceProposalId": null,
+                    });
+                    (other, edge)
+                })
+                .collect()
+        } else {
+            view.kg
+                .edges
+                .iter()
+                .filter(|e| (e.source == n || e.target == n) && view.kg.edge_visible(e, &can_view))
+                .map(|e| (if e.source == n { e.target } else { e.source }, view.edge_json(e)))
+                .collect()
+        }
+    };
+    let mut seen: BTreeSet<u32> = BTreeSet::from([start]);
+    let mut order = vec![start];
+    let mut edges: BTreeMap<String, Value> = BTreeMap::new();
+    let mut frontier = vec![start];
+    let mut truncated = false;
+    'outer: for _ in 0..max_depth {
+        let mut next = Vec::new();
+        for &n in &frontier {
+            for (other, edge) in neighbours(n) {
+                if !seen.contains(&other) {
+                    if seen.len() >= TRAVERSE_MAX_NODES {
+                        truncated = true;
+                        break 'outer;
+                    }
+                    seen.insert(other);
+                    order.push(other);
+                    next.push(other);
+                }
+                let id = edge["id"].as_str().unwrap_or_default().to_string();
+                edges.entry(id).or_insert(edge);
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next;
+    }
+    let ids: HashSet<&str> = seen.iter().map(|&n| view.kg.nodes[n as usize].id.as_str()).collect();
+    let edges: Vec<Value> = edges
+        .into_values()
+        .filter(|e| ids.contains(e["sourceId"].as_str().unwrap_or("")) && ids.contains(e["targetId"].as_str().unwrap_or("")))
+        .collect();
+    let nodes: Vec<Value> = order.into_iter().map(|n| view.node_json(n)).collect();
+    let mut out = json!({ "nodes": nodes, "edges": edges });
+    if truncated {
+        out["truncated"] = json!(true);
+    }
+    Ok(ToolOutcome::Json(out))
+}
+
+/// `search_knowledge`: visible, mentioned nodes whose name or properties (as JSON text)
+/// contain the query, case-insensitively; ordered by name; `limit` default 20.
+pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let query = text_arg(args, "query").ok_or("query is required")?.to_lowercase();
+    min_tier(args)?;
+    let (limit, _) = window(args, 20);
+    let view = View::load(tools, caller).await?;
+    let hits: Vec<u32> = if provenance_ok(args) {
+        view.mentioned()
+            .into_iter()
+            .filter(|&n| {
+                let node = &view.kg.nodes[n as usize];
+                node.name.to_lowercase().contains(&query) || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let results: Vec<Value> = by_name(&view, hits).into_iter().take(limit).map(|n| view.node_json(n)).collect();
+    let mut out = json!({ "results": results, "scope": "knowledge_graph_nodes_only" });
+    if results_empty(&out) {
+        out["hint"] = json!("No graph node matches. search_knowledge searches node names and properties only; use assemble_bundle or retrieve_context to search page content.");
+    }
+    Ok(ToolOutcome::Json(out))
+}
+
+fn results_empty(out: &Value) -> bool {
+    out["results"].as_array().is_none_or(Vec::is_empty)
+}
+
+/// `find_similar`: needs the sections' vectors for the mention centroids; this index does
+/// not carry them yet, which is reported as "index not ready".
+pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let _ = (tools, caller);
+    let _node = args.get("node");
+    Err("index not ready: this index carries no section vectors, which find_similar needs for mention centroids".into())
+}
+
+/// `get_ontology`: the T-Box summary.
+pub(super) async fn get_ontology<S: ShardStore>(_tools: &KnowledgeTools<'_, S>, _args: &Value, _caller: &Caller) -> Result<ToolOutcome, String> {
+    Ok(ToolOutcome::Json(crate::ontology::ontology_json()))
+}
+
+/// `sparql_query`: `standard` → SPARQL results JSON text (Turtle for CONSTRUCT/DESCRIBE);
+/// `compact` → a JSON array of `{var: value}` as text.
+pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+    let query = text_arg(args, "query").ok_or("missing 'query'")?;
+    let compact = match text_arg(args, "format").as_deref() {
+        None | Some("standard") => false,
+        Some("compact") => true,
+        Some(other) => return Err(format!("format must be 'standard' or 'compact', got {other}")),
+    };
+    let (table, store) = futures_util::join!(tools.reader.pages(), tools.reader.rdf());
+    let (table, store) = (table.map_err(tool_error)?, store.map_err(tool_error)?);
+    let keys: HashSet<u32> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
+    let results = crate::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
+    let text = if compact {
+        results.to_compact_json().to_string()
+    } else {
+        results.to_turtle().unwrap_or_else(|| results.to_json().to_string())
+    };
+    Ok(ToolOutcome::Markdown(text))
+}
+
+/// Parse and subset errors as they are; limits as execution failures.
+pub(crate) fn sparql_error(e: SparqlError) -> String {
+    match e {
+        SparqlError::Syntax(_) | SparqlError::Unsupported(_) => e.to_string(),
+        other => format!("query execution failed: {other}"),
+    }
+}
