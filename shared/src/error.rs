@@ -26,6 +26,10 @@ pub enum Error {
     #[error("shard {name} is missing")]
     MissingShard { name: String },
 
+    /// The store failed to read an object (network, permission): the deployment's problem.
+    #[error("object {name} cannot be read from the store: {message}")]
+    StoreUnavailable { name: String, message: String },
+
     /// Anything else the caller supplied that cannot be used.
     #[error("{0}")]
     Invalid(String),
