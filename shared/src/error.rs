@@ -27,7 +27,8 @@ pub enum Error {
     MissingShard { name: String },
 
     /// The store failed to read an object (network, permission): the deployment's problem.
-    #[error("object {name} cannot be read from the store: {message}")]
+    /// The store's own message (paths, URLs) is kept for logs, never shown to callers.
+    #[error("object {name} cannot be read from the store")]
     StoreUnavailable { name: String, message: String },
 
     /// Anything else the caller supplied that cannot be used.

@@ -321,6 +321,8 @@ fn a_store_error_is_a_503_naming_the_object_not_a_500() {
     let r = serve(Ok(&reader), &Request::new("GET", "/api/bundle?q=fusion"));
     assert_eq!(r.status, 503, "{}", body_text(&r));
     assert!(body_text(&r).contains("cannot be read from the store"), "{}", body_text(&r));
+    // The store's own message (paths, URLs, credentials) never reaches the caller.
+    assert!(!body_text(&r).contains("injected storage failure"), "{}", body_text(&r));
 }
 
 /// Found by this suite: a prompted briefing whose bundle hit a damaged shard used to answer
