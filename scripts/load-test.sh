@@ -12,8 +12,8 @@
 # error); LOAD_ENFORCE_LATENCY=1 also fails when p99 > 5 x p50 (off by default: CI machines
 # share their cores, and a scheduler hiccup is not a regression).
 #
-# Env: LOAD_PROFILE=release (default: debug, which reuses `cargo test`'s artifacts; release
-# gives representative latencies). LOAD_THREADS (client threads, default 4).
+# Env: LOAD_PROFILE=release builds the host optimised (representative latencies; default debug,
+# which reuses `cargo test`'s artifacts). LOAD_THREADS (client threads, default 4).
 # A Workers (`wrangler dev`) target will be added by the edge adapter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,11 +24,15 @@ max_seconds=${2:-60}
 
 log() { printf '== %s\n' "$*"; }
 
+# The index-builder and the load client always come from the dev profile (they are not what
+# is measured, and `cargo test` has built them); LOAD_PROFILE picks the host's profile.
+cargo build --locked -p wikantik-index-builder -p wikantik-tests --bin index-builder --bin load
+tools=$target/debug
 case ${LOAD_PROFILE:-debug} in
-  release) cargo build --release --locked -p wikantik-index-builder -p wikantik-native -p wikantik-tests --bin index-builder --bin wikantik-native --bin load
-           bin=$target/release ;;
-  debug)   cargo build --locked -p wikantik-index-builder -p wikantik-native -p wikantik-tests --bin index-builder --bin wikantik-native --bin load
-           bin=$target/debug ;;
+  release) cargo build --release --locked -p wikantik-native
+           host=$target/release/wikantik-native ;;
+  debug)   cargo build --locked -p wikantik-native
+           host=$target/debug/wikantik-native ;;
   *)       echo "LOAD_PROFILE must be release or debug"; exit 2 ;;
 esac
 
@@ -51,12 +55,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 log "index: examples/wiki"
-"$bin/index-builder" build examples/wiki --out "$work/index" >"$work/index-build.log" 2>&1 \
+"$tools/index-builder" build examples/wiki --out "$work/index" >"$work/index-build.log" 2>&1 \
   || { cat "$work/index-build.log"; exit 1; }
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 log "native host on 127.0.0.1:$port (${LOAD_PROFILE:-debug})"
-"$bin/wikantik-native" serve --index "$work/index" --addr "127.0.0.1:$port" --threads 4 --mcp-allow-unrestricted \
+"$host" serve --index "$work/index" --addr "127.0.0.1:$port" --threads 4 --mcp-allow-unrestricted \
   >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 100); do
@@ -68,5 +72,5 @@ done
 log "load: $requests requests at most, $max_seconds s at most"
 extra=()
 [ "${LOAD_ENFORCE_LATENCY:-0}" = 1 ] && extra+=(--enforce-latency)
-"$bin/load" --url "http://127.0.0.1:$port" --requests "$requests" --max-seconds "$max_seconds" \
+"$tools/load" --url "http://127.0.0.1:$port" --requests "$requests" --max-seconds "$max_seconds" \
   --threads "${LOAD_THREADS:-4}" "${extra[@]}"
