@@ -26,6 +26,11 @@ pub enum Error {
     #[error("shard {name} is missing")]
     MissingShard { name: String },
 
+    /// The store failed to read an object (network, permission): the deployment's problem.
+    /// The store's own message (paths, URLs) is kept for logs, never shown to callers.
+    #[error("object {name} cannot be read from the store")]
+    StoreUnavailable { name: String, message: String },
+
     /// Anything else the caller supplied that cannot be used.
     #[error("{0}")]
     Invalid(String),

@@ -26,6 +26,15 @@ pub trait ShardStore {
     async fn get(&self, name: &str) -> Result<Option<Vec<u8>>>;
 }
 
+/// Read one object; a failure of the store itself becomes [`Error::StoreUnavailable`] naming
+/// the object, so every surface reports it as the deployment's problem (503), not the caller's.
+async fn fetch<S: ShardStore>(store: &S, name: &str) -> Result<Option<Vec<u8>>> {
+    store.get(name).await.map_err(|e| match e {
+        e @ Error::StoreUnavailable { .. } => e,
+        other => Error::StoreUnavailable { name: name.to_string(), message: other.to_string() },
+    })
+}
+
 /// Decoded shards keyed by SHA-256, evicting the least recently used past a byte budget
 /// (measured as the shards' encoded sizes).
 pub struct ShardCache {
@@ -107,7 +116,7 @@ pub struct IndexReader<S> {
 impl<S: ShardStore> IndexReader<S> {
     /// Read the pointer and the manifest it names.
     pub async fn open(store: S, cache: Arc<ShardCache>) -> Result<IndexReader<S>> {
-        let pointer_bytes = store.get(POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
+        let pointer_bytes = fetch(&store, POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
         let pointer = Pointer::from_json(&pointer_bytes)?;
         IndexReader::open_at(store, pointer, cache).await
     }
@@ -117,8 +126,7 @@ impl<S: ShardStore> IndexReader<S> {
         let manifest = match cache.get::<Manifest>(&pointer.sha256) {
             Some(m) => m,
             None => {
-                let bytes = store
-                    .get(&pointer.manifest)
+                let bytes = fetch(&store, &pointer.manifest)
                     .await?
                     .ok_or_else(|| Error::MissingShard { name: pointer.manifest.clone() })?;
                 let manifest = Arc::new(Manifest::decode(&pointer, &bytes)?);
@@ -150,7 +158,7 @@ impl<S: ShardStore> IndexReader<S> {
         if let Some(hit) = self.cache.get::<T>(&entry.sha256) {
             return Ok(hit);
         }
-        let bytes = self.store.get(&entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+        let bytes = fetch(&self.store, &entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
         let value = Arc::new(decode_shard::<T>(entry, &bytes)?);
         self.cache.insert(&entry.sha256, entry.size, value.clone());
         Ok(value)
@@ -273,7 +281,7 @@ impl<S: ShardStore + Clone> IndexHandle<S> {
     }
 
     async fn refresh(&self, current: Option<Arc<IndexReader<S>>>) -> Result<Arc<IndexReader<S>>> {
-        let bytes = self.store.get(POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
+        let bytes = fetch(&self.store, POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
         let pointer = Pointer::from_json(&bytes)?;
         if let Some(reader) = current {
             if reader.pointer().sha256 == pointer.sha256 {

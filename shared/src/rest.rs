@@ -23,6 +23,11 @@ pub struct RestConfig {
     pub deny_anonymous: bool,
 }
 
+/// Longest raw query string a REST route reads (longer → 414).
+pub const MAX_QUERY_STRING_BYTES: usize = 16 * 1024;
+/// Longest `q` and `prompt`, in characters (longer → 400).
+pub const MAX_TEXT_PARAM_CHARS: usize = 4096;
+
 /// Header naming the build every response came from.
 pub const INDEX_HEADER: &str = "x-wikantik-index";
 
@@ -41,6 +46,14 @@ pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, requ
     }
     if path == "/health" {
         return health(reader).await;
+    }
+    if request.query.len() > MAX_QUERY_STRING_BYTES {
+        return Response::error(414, &format!("query string longer than {MAX_QUERY_STRING_BYTES} bytes"));
+    }
+    for name in ["q", "prompt"] {
+        if request.query_param(name).is_some_and(|v| v.chars().count() > MAX_TEXT_PARAM_CHARS) {
+            return Response::error(400, &format!("{name} must be at most {MAX_TEXT_PARAM_CHARS} characters"));
+        }
     }
     let reader = match reader {
         Ok(r) => r,
@@ -89,7 +102,14 @@ fn unavailable(e: &Error) -> Response {
 }
 
 fn is_index_error(e: &Error) -> bool {
-    matches!(e, Error::MissingShard { .. } | Error::ShardHashMismatch { .. } | Error::UnsupportedFormat { .. } | Error::Decode { .. })
+    matches!(
+        e,
+        Error::MissingShard { .. }
+            | Error::ShardHashMismatch { .. }
+            | Error::UnsupportedFormat { .. }
+            | Error::Decode { .. }
+            | Error::StoreUnavailable { .. }
+    )
 }
 
 /// `Integer.parseInt(trim)` semantics: optional sign, decimal digits, i32 range.

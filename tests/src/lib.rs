@@ -84,4 +84,5 @@ pub fn page(file: &str, frontmatter: &str, body: &str) -> (String, String) {
     (file.to_string(), format!("---\n{frontmatter}\n---\n{body}"))
 }
 
+pub mod faults;
 pub mod http_client;

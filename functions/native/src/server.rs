@@ -41,8 +41,15 @@ impl Host {
 }
 
 /// Bind a listener (port 0 picks a free port; see [`local_addr`]).
+///
+/// The listener has `TCP_NODELAY`, which accepted connections inherit: `tiny_http` writes a
+/// response as two segments (headers, then a body past its 1 KiB buffer), and with Nagle's
+/// algorithm the body waited for the client's delayed ACK of the headers — a 40 ms floor on
+/// every request after the first on a keep-alive connection (found by `scripts/load-test.sh`).
 pub fn bind(addr: SocketAddr) -> Result<Arc<tiny_http::Server>, String> {
-    tiny_http::Server::http(addr).map(Arc::new).map_err(|e| format!("cannot listen on {addr}: {e}"))
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    socket2::SockRef::from(&listener).set_tcp_nodelay(true).map_err(|e| format!("cannot set TCP_NODELAY on {addr}: {e}"))?;
+    tiny_http::Server::from_listener(listener, None).map(Arc::new).map_err(|e| format!("cannot listen on {addr}: {e}"))
 }
 
 /// The address a bound listener actually uses.

@@ -40,6 +40,9 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
     }
 
     async fn call(&self, name: &str, args: &Value, caller: &Caller) -> ToolOutcome {
+        if let Some(message) = oversized_argument(name, args) {
+            return ToolOutcome::error(message);
+        }
         let outcome = match name {
             "assemble_bundle" => retrieval::assemble_bundle(self, args, caller).await,
             "get_briefing" => retrieval::get_briefing(self, args, caller).await,
@@ -68,6 +71,26 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
     }
 }
 
+/// Longest string argument (or array element) a tool accepts, in characters (`sparql_query`'s
+/// `query` is bounded by the SPARQL engine instead, at 32 KiB).
+pub const MAX_ARGUMENT_CHARS: usize = 4096;
+
+/// The error for the first string argument longer than [`MAX_ARGUMENT_CHARS`], if any.
+fn oversized_argument(tool: &str, args: &Value) -> Option<String> {
+    let Value::Object(map) = args else { return None };
+    map.iter().find_map(|(key, value)| {
+        if tool == "sparql_query" && key == "query" {
+            return None;
+        }
+        let too_long = |v: &Value| v.as_str().is_some_and(|s| s.chars().count() > MAX_ARGUMENT_CHARS);
+        let over = match value {
+            Value::Array(items) => items.iter().any(too_long),
+            other => too_long(other),
+        };
+        over.then(|| format!("{key} is longer than {MAX_ARGUMENT_CHARS} characters"))
+    })
+}
+
 /// Text of a string argument, trimmed; `None` when absent or blank.
 pub(crate) fn text_arg(args: &Value, name: &str) -> Option<String> {
     args.get(name).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
@@ -92,7 +115,11 @@ pub(crate) fn list_arg(args: &Value, name: &str) -> Vec<String> {
 pub(crate) fn tool_error(e: crate::error::Error) -> String {
     use crate::error::Error;
     match e {
-        Error::MissingShard { .. } | Error::ShardHashMismatch { .. } | Error::UnsupportedFormat { .. } | Error::Decode { .. } => {
+        Error::MissingShard { .. }
+        | Error::ShardHashMismatch { .. }
+        | Error::UnsupportedFormat { .. }
+        | Error::Decode { .. }
+        | Error::StoreUnavailable { .. } => {
             format!("index unavailable: {e}")
         }
         Error::Invalid(message) => message,

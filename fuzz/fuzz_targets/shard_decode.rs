@@ -1,0 +1,47 @@
+//! Shard, manifest and pointer decoding: arbitrary bytes give an error, never a panic or an
+//! allocation blow-up (run with -malloc_limit_mb, see scripts/fuzz.sh). The hash check is
+//! satisfied on purpose (the expected SHA-256 is the input's), so the decoder itself is reached.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use wikantik::catalog::PageTable;
+use wikantik::compile::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
+use wikantik::hashing::sha256_hex;
+use wikantik::lexical::TermPartition;
+use wikantik::manifest::Manifest;
+use wikantik::shard::{decode_shard, from_cbor, Pointer, ShardEntry, ShardKind};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&mode, bytes)) = data.split_first() else { return };
+    let sha256 = sha256_hex(bytes);
+    let entry = |kind: ShardKind| ShardEntry {
+        name: "shards/fuzz.cbor".into(),
+        kind,
+        partition: 0,
+        sha256: sha256.clone(),
+        size: bytes.len() as u64,
+        first_key: None,
+        last_key: None,
+    };
+    match mode % 10 {
+        0 => {
+            let _ = Pointer::from_json(bytes);
+        }
+        1 => {
+            let pointer = Pointer { format: 1, build_id: "fuzz".into(), manifest: "manifests/fuzz.cbor".into(), sha256: sha256.clone() };
+            let _ = Manifest::decode(&pointer, bytes);
+        }
+        2 => drop(decode_shard::<PageTable>(&entry(ShardKind::Pages), bytes)),
+        3 => drop(decode_shard::<SectionPartition>(&entry(ShardKind::Sections), bytes)),
+        4 => drop(decode_shard::<BodyPartition>(&entry(ShardKind::Bodies), bytes)),
+        5 => drop(decode_shard::<TermPartition>(&entry(ShardKind::Terms), bytes)),
+        6 => drop(decode_shard::<GraphShard>(&entry(ShardKind::Graph), bytes)),
+        7 => drop(decode_shard::<SpineShard>(&entry(ShardKind::Spine), bytes)),
+        8 => drop(decode_shard::<CitationTable>(&entry(ShardKind::Citations), bytes)),
+        _ => {
+            if let Ok(store) = from_cbor::<wikantik::sparql::Store>("fuzz", bytes) {
+                let _ = store.validate();
+            }
+        }
+    }
+});
