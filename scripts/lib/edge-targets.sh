@@ -23,12 +23,15 @@ edge_free_port() { s3_free_port; }
 
 edge_wait() { # edge_wait NAME URL PID LOG
     local name=$1 url=$2 pid=$3 log=$4
-    for _ in $(seq 1 600); do
-        if curl -s -o /dev/null "$url/health"; then echo "   $name on $url (pid $pid)"; return 0; fi
+    for _ in $(seq 1 1500); do
+        if [ "${EDGE_READY:-http}" = tcp ]; then
+            # Benchmark mode: only the port, so the first request stays cold.
+            if (exec 3<>"/dev/tcp/127.0.0.1/${url##*:}") 2>/dev/null; then echo "   $name on $url (pid $pid)"; return 0; fi
+        elif curl -s -o /dev/null "$url/health"; then echo "   $name on $url (pid $pid)"; return 0; fi
         if ! kill -0 "$pid" 2>/dev/null; then echo "$name exited; its log:" >&2; tail -40 "$log" >&2; return 1; fi
         sleep 0.2
     done
-    echo "$name did not answer on $url within 120 s" >&2; tail -40 "$log" >&2; return 1
+    echo "$name did not answer on $url within 300 s" >&2; tail -40 "$log" >&2; return 1
 }
 
 edge_prepare() {
@@ -37,9 +40,13 @@ edge_prepare() {
     scripts/install-tools.sh
     echo "== builds (native host, index-builder, Worker, Spin component)"
     local t0=$SECONDS
-    cargo build --locked --release -p wikantik-index-builder -p wikantik-native
-    INDEX_BUILDER="$TARGET_DIR/release/index-builder"
-    NATIVE="$TARGET_DIR/release/wikantik-native"
+    # The test profile by default (shares every dependency with `cargo test`); the benchmark
+    # sets EDGE_NATIVE_PROFILE=release for a fair native number.
+    local profile=${EDGE_NATIVE_PROFILE:-dev} dir=debug
+    [ "$profile" = dev ] || dir=$profile
+    cargo build --locked --profile "$profile" -p wikantik-index-builder -p wikantik-native
+    INDEX_BUILDER="$TARGET_DIR/$dir/index-builder"
+    NATIVE="$TARGET_DIR/$dir/wikantik-native"
     nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
     cargo build --locked -p wikantik-spin --target wasm32-wasip2 --profile wasm
     SPIN_WASM="$TARGET_DIR/wasm32-wasip2/wasm/wikantik_spin.wasm"
@@ -60,22 +67,35 @@ edge_prepare() {
 }
 
 # edge_r2_put DIR SKIP_DIR: put every object of DIR into local R2 (objects also in SKIP_DIR
-# are already there: content-addressed), the pointer last.
+# are already there: content-addressed) with `wrangler r2 bulk put --local`, then the
+# pointer last with `wrangler r2 object put --local`, so readers never see a pointer to a
+# manifest that is not there yet.
 edge_r2_put() {
-    local dir=$1 skip=$2 t0=$SECONDS n=0 rel
-    local list="$EDGE/r2-put.list"
-    : >"$list"
-    while IFS= read -r rel; do
-        [ "$rel" = current.json ] && continue
-        [ -n "$skip" ] && [ -f "$skip/$rel" ] && cmp -s "$dir/$rel" "$skip/$rel" && continue
-        echo "$rel" >>"$list"
-        n=$((n + 1))
-    done < <(cd "$dir" && find . -type f | sed 's|^\./||' | sort)
-    # Objects first (in parallel), then current.json: readers never see a pointer to a
-    # manifest that is not there yet.
-    xargs -a "$list" -P 4 -I{} wrangler r2 object put "$R2_BUCKET/{}" --file "$dir/{}" --local --persist-to "$EDGE/r2" >/dev/null 2>>"$EDGE/r2-put.log"
-    wrangler r2 object put "$R2_BUCKET/current.json" --file "$dir/current.json" --local --persist-to "$EDGE/r2" >/dev/null 2>>"$EDGE/r2-put.log"
-    echo "   local R2: $((n + 1)) objects put in $((SECONDS - t0)) s"
+    local dir=$1 skip=$2 t0=$SECONDS
+    local list="$PWD/$EDGE/r2-put.json"
+    python3 - "$dir" "$skip" "$list" <<'PY'
+import json, os, sys, filecmp
+src, skip, out = sys.argv[1], sys.argv[2], sys.argv[3]
+entries = []
+for root, _, files in os.walk(src):
+    for f in sorted(files):
+        path = os.path.join(root, f)
+        rel = os.path.relpath(path, src)
+        if rel == "current.json":
+            continue
+        if skip and os.path.isfile(os.path.join(skip, rel)) and filecmp.cmp(path, os.path.join(skip, rel), shallow=False):
+            continue
+        entries.append({"key": rel, "file": os.path.abspath(path)})
+json.dump(entries, open(out, "w"))
+print(len(entries))
+PY
+    if [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$list")" -gt 0 ]; then
+        wrangler r2 bulk put "$R2_BUCKET" --filename "$list" --local --persist-to "$EDGE/r2" -y >>"$EDGE/r2-put.log" 2>&1 \
+            || { tail -20 "$EDGE/r2-put.log" >&2; return 1; }
+    fi
+    wrangler r2 object put "$R2_BUCKET/current.json" --file "$dir/current.json" --local --persist-to "$EDGE/r2" >>"$EDGE/r2-put.log" 2>&1 \
+        || { tail -20 "$EDGE/r2-put.log" >&2; return 1; }
+    echo "   local R2: objects of $dir put in $((SECONDS - t0)) s"
 }
 
 edge_start_all() {
@@ -113,10 +133,15 @@ edge_kill_tree() {
     kill "$pid" 2>/dev/null || true
 }
 
-edge_stop_all() {
+# Stop the three servers (not the S3 server).
+edge_stop_targets() {
     local pid
     for pid in "${EDGE_PIDS[@]}"; do edge_kill_tree "$pid"; done
     for pid in "${EDGE_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
     EDGE_PIDS=()
+}
+
+edge_stop_all() {
+    edge_stop_targets
     s3_server_stop
 }
