@@ -7,7 +7,8 @@
 //! * one instance-level [`IndexHandle`](wikantik::reader::IndexHandle) in a `thread_local!`
 //!   (reused while the host reuses the instance): pointer re-read at most every
 //!   `WIKANTIK_POINTER_TTL_SECS`, decoded shards cached by content hash within
-//!   `WIKANTIK_CACHE_MIB`; the shards of one request are fetched concurrently;
+//!   `WIKANTIK_CACHE_MIB`; outbound GETs use `wasi:http@0.2` (see [`spin_impl`]'s `p2_get`)
+//!   and so run one after the other;
 //! * routes outside this build's features answer 404.
 //!
 //! Natively only the pure parts (URL handling, SigV4) compile, so they are unit-tested.
@@ -63,7 +64,7 @@ mod spin_impl {
     use std::time::{SystemTime, UNIX_EPOCH};
 
     use spin_sdk::http::body::IncomingBodyExt;
-    use spin_sdk::http::{EmptyBody, FullBody, IntoResponse, Request};
+    use spin_sdk::http::{FullBody, IntoResponse, Request};
     use spin_sdk::http_service;
     use wikantik::error::{Error as CoreError, Result as CoreResult};
     use wikantik::http::{Request as CoreRequest, Response as CoreResponse};
@@ -98,27 +99,65 @@ mod spin_impl {
         async fn get(&self, name: &str) -> CoreResult<Option<Vec<u8>>> {
             let path = self.base.object_path(name);
             let url = format!("{}{path}", self.base.origin);
-            let mut builder = http::Request::get(&url);
+            let mut headers = Vec::new();
             if let Some(creds) = &self.creds {
                 let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-                for (k, v) in sigv4::sign_get(creds, &self.base.host, &path, &[], &sigv4::amz_date(secs)) {
-                    builder = builder.header(k, v);
-                }
+                headers = sigv4::sign_get(creds, &self.base.host, &path, &[], &sigv4::amz_date(secs));
             }
-            let request = builder.body(EmptyBody::new()).map_err(|e| CoreError::Invalid(format!("GET {url}: {e}")))?;
-            let response = spin_sdk::http::send(request).await.map_err(|e| CoreError::Invalid(format!("GET {url}: {e:?}")))?;
-            let status = response.status().as_u16();
-            if status == 404 || status == 403 && self.creds.is_none() {
+            let (status, body) = p2_get(&self.base, &path, &headers).map_err(|e| CoreError::Invalid(format!("GET {url}: {e}")))?;
+            if status == 404 || (status == 403 && self.creds.is_none()) {
                 // Public buckets answer 403 for a missing key.
                 return Ok(None);
             }
-            let body = response.into_body().bytes().await.map_err(|e| CoreError::Invalid(format!("GET {url}: body: {e:?}")))?;
             if status != 200 {
                 return Err(CoreError::Invalid(format!("GET {url}: HTTP {status}")));
             }
             FETCHED.with(|f| f.set(f.get() + body.len() as u64));
-            Ok(Some(body.to_vec()))
+            Ok(Some(body))
         }
+    }
+
+    /// One GET over `wasi:http/outgoing-handler@0.2`. The WASIp3 client of spin-sdk 7
+    /// (`spin_sdk::http::send`) returned empty or truncated bodies under wasmtime 49.0.3's
+    /// `serve` (reproduced against moto and python's http.server), so outbound requests use the
+    /// mature 0.2 interface, which both Spin and wasmtime provide. It blocks the instance
+    /// while it waits: the shards of one request are fetched one after the other.
+    fn p2_get(base: &BaseUrl, path: &str, headers: &[(String, String)]) -> Result<(u16, Vec<u8>), String> {
+        use wasip2::http::outgoing_handler;
+        use wasip2::http::types::{Fields, IncomingBody, Method, OutgoingRequest, Scheme};
+        use wasip2::io::streams::StreamError;
+        let list: Vec<(String, Vec<u8>)> = headers.iter().map(|(k, v)| (k.clone(), v.clone().into_bytes())).collect();
+        let fields = Fields::from_list(&list).map_err(|e| format!("headers: {e:?}"))?;
+        let request = OutgoingRequest::new(fields);
+        request.set_method(&Method::Get).map_err(|()| "method")?;
+        let scheme = if base.origin.starts_with("https://") { Scheme::Https } else { Scheme::Http };
+        request.set_scheme(Some(&scheme)).map_err(|()| "scheme")?;
+        request.set_authority(Some(&base.host)).map_err(|()| "authority")?;
+        request.set_path_with_query(Some(path)).map_err(|()| "path")?;
+        let body = request.body().map_err(|()| "request body")?;
+        let pending = outgoing_handler::handle(request, None).map_err(|e| format!("{e:?}"))?;
+        wasip2::http::types::OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))?;
+        pending.subscribe().block();
+        let response = match pending.get() {
+            Some(Ok(Ok(r))) => r,
+            Some(Ok(Err(e))) => return Err(format!("{e:?}")),
+            _ => return Err("no response".into()),
+        };
+        let status = response.status();
+        let incoming = response.consume().map_err(|()| "response body")?;
+        let mut out = Vec::new();
+        {
+            let stream = incoming.stream().map_err(|()| "response stream")?;
+            loop {
+                match stream.blocking_read(256 * 1024) {
+                    Ok(chunk) => out.extend_from_slice(&chunk),
+                    Err(StreamError::Closed) => break,
+                    Err(e) => return Err(format!("read: {e:?}")),
+                }
+            }
+        }
+        drop(IncomingBody::finish(incoming));
+        Ok((status, out))
     }
 
     fn setting(name: &str) -> Option<String> {
