@@ -10,6 +10,6 @@ cd "$(dirname "$0")/../.."
 . scripts/lib/edge-targets.sh
 # shellcheck disable=SC1091
 . "$EDGE/targets.env"
-"$INDEX_BUILDER" publish "$EDGE/index2" --to "file://$PWD/$EDGE/native-index" >/dev/null
+"$INDEX_BUILDER" publish "$EDGE/index2" --to "file://$EDGE/native-index" >/dev/null
 AWS_ENDPOINT_URL="$S3_ENDPOINT" "$INDEX_BUILDER" publish "$EDGE/index2" --to "s3://$EDGE_BUCKET/$EDGE_PREFIX" >/dev/null
 edge_r2_put "$EDGE/index2" "$EDGE/index"

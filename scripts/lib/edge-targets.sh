@@ -6,7 +6,7 @@
 #   edge_stop_all    stop everything started here, by PID (wrangler: launcher + children)
 # Work files live in .cache/edge (git-ignored).
 
-EDGE=.cache/edge
+EDGE="$PWD/.cache/edge"
 EDGE_TTL_SECS=${EDGE_TTL_SECS:-2}
 EDGE_BUCKET=wikantik-edge
 EDGE_PREFIX=wiki
@@ -47,7 +47,14 @@ edge_prepare() {
     cargo build --locked --profile "$profile" -p wikantik-index-builder -p wikantik-native
     INDEX_BUILDER="$TARGET_DIR/$dir/index-builder"
     NATIVE="$TARGET_DIR/$dir/wikantik-native"
-    nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
+    # worker-build reruns wasm-bindgen and wasm-opt (Node) every time: skip it when the Worker
+    # is newer than every source it is built from.
+    local wasm=functions/workers/build/index_bg.wasm
+    if [ -f "$wasm" ] && [ -z "$(find shared/src shared/Cargo.toml functions/workers/src functions/workers/Cargo.toml Cargo.lock -newer "$wasm" -print -quit)" ]; then
+        echo "   Worker is up to date ($wasm)"
+    else
+        nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
+    fi
     cargo build --locked -p wikantik-spin --target wasm32-wasip2 --profile wasm
     SPIN_WASM="$TARGET_DIR/wasm32-wasip2/wasm/wikantik_spin.wasm"
     echo "   builds took $((SECONDS - t0)) s"
@@ -56,7 +63,7 @@ edge_prepare() {
     echo "== sample index and stores"
     rm -rf "$EDGE/index" "$EDGE/index2" "$EDGE/native-index" "$EDGE/r2" "$EDGE/wiki2"
     "$INDEX_BUILDER" build examples/wiki --out "$EDGE/index" >/dev/null
-    "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$PWD/$EDGE/native-index" >/dev/null
+    "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
     # The second build (for the publish-under-traffic test): one page changed.
     cp -r examples/wiki "$EDGE/wiki2"
     printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(ls "$EDGE"/wiki2/*.md | head -1)"
@@ -72,7 +79,7 @@ edge_prepare() {
 # manifest that is not there yet.
 edge_r2_put() {
     local dir=$1 skip=$2 t0=$SECONDS
-    local list="$PWD/$EDGE/r2-put.json"
+    local list="$EDGE/r2-put.json"
     python3 - "$dir" "$skip" "$list" <<'PY'
 import json, os, sys, filecmp
 src, skip, out = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -116,7 +123,10 @@ edge_start_all() {
     edge_wait wasmtime "$WASMTIME_URL" "$!" "$log"
 
     port=$(edge_free_port); log="$EDGE/wrangler.log"
-    wrangler dev --local --ip 127.0.0.1 --port "$port" --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
+    # The root wrangler.toml without its [build] step (the Worker was built above) and with
+    # an absolute `main`, so `wrangler dev` does not rebuild (wasm-opt under Node is slow).
+    sed -e '/^\[build\]/,/^command/d' -e "s|^main = \"|main = \"$PWD/|" wrangler.toml >"$EDGE/wrangler.toml"
+    wrangler dev -c "$EDGE/wrangler.toml" --local --ip 127.0.0.1 --port "$port" --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
         --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS" >"$log" 2>&1 &
     WRANGLER_PID=$!; EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"
     edge_wait workerd "$WORKERD_URL" "$!" "$log"
