@@ -94,7 +94,7 @@ for root, _, files in os.walk(src):
             continue
         entries.append({"key": rel, "file": os.path.abspath(path)})
 json.dump(entries, open(out, "w"))
-print(len(entries))
+
 PY
     if [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$list")" -gt 0 ]; then
         wrangler r2 bulk put "$R2_BUCKET" --filename "$list" --local --persist-to "$EDGE/r2" -y >>"$EDGE/r2-put.log" 2>&1 \
