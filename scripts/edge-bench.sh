@@ -27,7 +27,7 @@ done
 MCP_BODY='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"assemble_bundle","arguments":{"query":"hybrid fusion","k":4}}}'
 declare -A PATHS=(
     [bundle]="GET /api/bundle?q=how+does+hybrid+fusion+weigh+bm25+and+dense"
-    [briefing]="GET /api/briefing?q=hybrid+retrieval"
+    [briefing]="GET /api/briefing?prompt=how+does+hybrid+retrieval+work"
     [mcp]="POST /knowledge-mcp"
     [health]="GET /health"
 )

@@ -61,8 +61,9 @@ fn suite() -> Vec<Call> {
         Call::Get("/api/bundle?q=x&mode=fuzzy"),
         Call::Get("/api/bundle?q=x&k=0"),
         Call::Get("/api/briefing?pins=EdgeRoadmap"),
-        Call::Get("/api/briefing?q=hybrid+retrieval"),
-        Call::Get("/api/briefing?q=hybrid+retrieval&format=markdown"),
+        Call::Get("/api/briefing?prompt=how+does+hybrid+retrieval+work"),
+        Call::Get("/api/briefing?prompt=how+does+hybrid+retrieval+work&format=md"),
+        Call::Get("/api/briefing?clusters=retrieval&budget=400"),
         Call::Get("/api/briefing"),
         Call::Get("/no/such/route"),
         Call::Mcp(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -71,7 +72,11 @@ fn suite() -> Vec<Call> {
         tool("list_clusters", json!({})),
         tool("list_stale_citations", json!({})),
         tool("assemble_bundle", json!({ "query": "hybrid fusion", "k": 4 })),
-        tool("get_briefing", json!({ "query": "deploy to the edge" })),
+        tool("retrieve_context", json!({ "query": "shard format" })),
+        tool("get_page", json!({ "slug": "ShardFormat" })),
+        tool("read_pages", json!({ "slugs": ["HybridFusion", "EdgeRoadmap"] })),
+        tool("list_pages", json!({})),
+        tool("get_briefing", json!({ "prompt": "deploy to the edge" })),
         Call::Mcp(json!({ "jsonrpc": "2.0", "id": 3, "method": "no/such/method" })),
     ]
 }
@@ -80,6 +85,16 @@ fn run(base: &str, call: &Call) -> Reply {
     match call {
         Call::Get(path) => get(&format!("{base}{path}"), &[]),
         Call::Mcp(body) => post(&format!("{base}/knowledge-mcp"), &mcp_headers(), &serde_json::to_vec(body).unwrap()),
+    }
+}
+
+/// Calls that must answer 200 without an error (the rest check error handling).
+fn must_succeed(call: &Call) -> bool {
+    match call {
+        Call::Get(path) => {
+            !matches!(*path, "/api/bundle" | "/api/briefing" | "/no/such/route") && !path.contains("fuzzy") && !path.contains("k=0")
+        }
+        Call::Mcp(body) => body["method"] != "no/such/method",
     }
 }
 
@@ -103,6 +118,10 @@ fn every_target_answers_the_suite_identically() {
         let (first_name, first_base) = &targets[0];
         let expected = comparable(&run(first_base, &call));
         assert!(expected.0 < 500, "{first_name}: {} → {} {}", describe(&call), expected.0, expected.3);
+        if must_succeed(&call) {
+            assert_eq!(expected.0, 200, "{first_name}: {} → {}", describe(&call), expected.3);
+            assert!(!expected.3.contains("\"isError\":true") && !expected.3.starts_with("{\"error\""), "{first_name}: {} → {}", describe(&call), expected.3);
+        }
         for (name, base) in &targets[1..] {
             let got = comparable(&run(base, &call));
             if got != expected {
