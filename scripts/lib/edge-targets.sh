@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helper (sourced): build the edge artifacts and start/stop the three targets.
 # Used by scripts/edge-tests.sh and scripts/edge-bench.sh; run from the repository root.
 #
@@ -66,7 +67,7 @@ edge_prepare() {
     "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
     # The second build (for the publish-under-traffic test): one page changed.
     cp -r examples/wiki "$EDGE/wiki2"
-    printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(ls "$EDGE"/wiki2/*.md | head -1)"
+    printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(find "$EDGE/wiki2" -maxdepth 1 -name "*.md" | sort | head -1)"
     "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" >/dev/null
     s3_server_start edge-s3 "$EDGE_BUCKET"
     AWS_ENDPOINT_URL="$S3_ENDPOINT" "$INDEX_BUILDER" publish "$EDGE/index" --to "s3://$EDGE_BUCKET/$EDGE_PREFIX" | tail -2
@@ -128,7 +129,7 @@ edge_start_all() {
     sed -e '/^\[build\]/,/^command/d' -e "s|^main = \"|main = \"$PWD/|" wrangler.toml >"$EDGE/wrangler.toml"
     wrangler dev -c "$EDGE/wrangler.toml" --local --ip 127.0.0.1 --port "$port" --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
         --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS" >"$log" 2>&1 &
-    WRANGLER_PID=$!; EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"
+    EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"
     edge_wait workerd "$WORKERD_URL" "$!" "$log"
     {
         echo "WIKANTIK_EDGE_NATIVE=$NATIVE_URL"; echo "WIKANTIK_EDGE_WORKERD=$WORKERD_URL"; echo "WIKANTIK_EDGE_WASMTIME=$WASMTIME_URL"

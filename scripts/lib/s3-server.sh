@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helper (sourced, not run): a local S3-compatible server (moto_server, PyPI
 # `moto[server]` pinned in scripts/s3-server-requirements.txt) on 127.0.0.1, started and
 # stopped by PID. Used by scripts/s3-tests.sh and scripts/edge-tests.sh.
