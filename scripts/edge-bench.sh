@@ -5,6 +5,7 @@
 # and the gzip size of each WASM artifact. Same start-up as scripts/edge-tests.sh.
 #
 #   EDGE_BENCH_N=200 scripts/edge-bench.sh
+#   EDGE_WIKI=../shared/corpus/wikantik-pages   benchmark another wiki (default: the sample)
 #   EDGE_NATIVE_PROFILE=dev  reuse the test build of the native host (default: release)
 set -euo pipefail
 cd "$(dirname "$0")/.."

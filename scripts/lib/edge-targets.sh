@@ -63,10 +63,11 @@ edge_prepare() {
 
     echo "== sample index and stores"
     rm -rf "$EDGE/index" "$EDGE/index2" "$EDGE/native-index" "$EDGE/r2" "$EDGE/wiki2"
-    "$INDEX_BUILDER" build examples/wiki --out "$EDGE/index" >/dev/null
+    local wiki=${EDGE_WIKI:-examples/wiki}
+    "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" >/dev/null
     "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
     # The second build (for the publish-under-traffic test): one page changed.
-    cp -r examples/wiki "$EDGE/wiki2"
+    cp -r "$wiki" "$EDGE/wiki2"
     printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(find "$EDGE/wiki2" -maxdepth 1 -name "*.md" | sort | head -1)"
     "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" >/dev/null
     s3_server_start edge-s3 "$EDGE_BUCKET"
