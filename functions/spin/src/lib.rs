@@ -1,0 +1,275 @@
+//! Spin adapter (spin-sdk 7, `wasm32-wasip2`, WASI HTTP): a thin layer over the core.
+//!
+//! * shards come over outbound HTTP GET from `WIKANTIK_SHARDS_URL` (an S3/R2 bucket URL in
+//!   path style, e.g. `https://<account>.r2.cloudflarestorage.com/<bucket>/<prefix>`, or any
+//!   HTTPS origin serving the published objects); when `AWS_ACCESS_KEY_ID` and
+//!   `AWS_SECRET_ACCESS_KEY` are set, every GET is SigV4-signed ([`sigv4`]);
+//! * one instance-level [`IndexHandle`](wikantik::reader::IndexHandle) in a `thread_local!`
+//!   (reused while the host reuses the instance): pointer re-read at most every
+//!   `WIKANTIK_POINTER_TTL_SECS`, decoded shards cached by content hash within
+//!   `WIKANTIK_CACHE_MIB`; outbound GETs use `wasi:http@0.2` (see [`spin_impl`]'s `p2_get`)
+//!   and so run one after the other;
+//! * routes outside this build's features answer 404.
+//!
+//! Natively only the pure parts (URL handling, SigV4) compile, so they are unit-tested.
+
+pub mod sigv4;
+
+/// Routes served by this build, from its cargo features.
+pub fn route_enabled(path: &str) -> bool {
+    match path.trim_end_matches('/') {
+        "/api/bundle" => cfg!(feature = "bundle"),
+        "/api/briefing" => cfg!(feature = "briefing"),
+        "/knowledge-mcp" => cfg!(feature = "mcp"),
+        _ => true,
+    }
+}
+
+/// A base URL split into scheme+authority (`http://host:port`), authority and path prefix
+/// (no trailing `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseUrl {
+    pub origin: String,
+    pub host: String,
+    pub prefix: String,
+}
+
+impl BaseUrl {
+    pub fn parse(url: &str) -> Result<BaseUrl, String> {
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| format!("WIKANTIK_SHARDS_URL {url:?} has no scheme"))?;
+        if scheme != "http" && scheme != "https" {
+            return Err(format!("WIKANTIK_SHARDS_URL {url:?}: only http and https are supported"));
+        }
+        let (host, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if host.is_empty() {
+            return Err(format!("WIKANTIK_SHARDS_URL {url:?} has no host"));
+        }
+        Ok(BaseUrl { origin: format!("{scheme}://{host}"), host: host.to_string(), prefix: path.trim_end_matches('/').to_string() })
+    }
+
+    /// The encoded path of an object name.
+    pub fn object_path(&self, name: &str) -> String {
+        sigv4::uri_encode(&format!("{}/{}", self.prefix, name), true)
+    }
+}
+
+#[cfg(target_os = "wasi")]
+mod spin_impl {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    use std::sync::Arc;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    use spin_sdk::http::body::IncomingBodyExt;
+    use spin_sdk::http::{FullBody, IntoResponse, Request};
+    use spin_sdk::http_service;
+    use wikantik::error::{Error as CoreError, Result as CoreResult};
+    use wikantik::http::{Request as CoreRequest, Response as CoreResponse};
+    use wikantik::mcp::McpConfig;
+    use wikantik::reader::{IndexHandle, ShardCache, ShardStore};
+    use wikantik::rest::RestConfig;
+    use wikantik::service::{self, ServiceConfig};
+
+    use super::sigv4::{self, Credentials};
+    use super::BaseUrl;
+
+    const FETCHED_HEADER: &str = "x-wikantik-store-bytes";
+    const MAX_BODY_BYTES: usize = 1 << 20;
+
+    thread_local! {
+        static STATE: RefCell<Option<Rc<State>>> = const { RefCell::new(None) };
+        static FETCHED: Cell<u64> = const { Cell::new(0) };
+    }
+
+    struct State {
+        index: IndexHandle<HttpStore>,
+        config: ServiceConfig,
+    }
+
+    #[derive(Clone)]
+    struct HttpStore {
+        base: Rc<BaseUrl>,
+        creds: Option<Rc<Credentials>>,
+    }
+
+    impl ShardStore for HttpStore {
+        async fn get(&self, name: &str) -> CoreResult<Option<Vec<u8>>> {
+            let path = self.base.object_path(name);
+            let url = format!("{}{path}", self.base.origin);
+            let mut headers = Vec::new();
+            if let Some(creds) = &self.creds {
+                let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+                headers = sigv4::sign_get(creds, &self.base.host, &path, &[], &sigv4::amz_date(secs));
+            }
+            let (status, body) = p2_get(&self.base, &path, &headers).map_err(|e| CoreError::Invalid(format!("GET {url}: {e}")))?;
+            if status == 404 || (status == 403 && self.creds.is_none()) {
+                // Public buckets answer 403 for a missing key.
+                return Ok(None);
+            }
+            if status != 200 {
+                return Err(CoreError::Invalid(format!("GET {url}: HTTP {status}")));
+            }
+            FETCHED.with(|f| f.set(f.get() + body.len() as u64));
+            Ok(Some(body))
+        }
+    }
+
+    /// One GET over `wasi:http/outgoing-handler@0.2`. The WASIp3 client of spin-sdk 7
+    /// (`spin_sdk::http::send`) returned empty or truncated bodies under wasmtime 49.0.3's
+    /// `serve` (reproduced against moto and python's http.server), so outbound requests use the
+    /// mature 0.2 interface, which both Spin and wasmtime provide. It blocks the instance
+    /// while it waits: the shards of one request are fetched one after the other.
+    fn p2_get(base: &BaseUrl, path: &str, headers: &[(String, String)]) -> Result<(u16, Vec<u8>), String> {
+        use wasip2::http::outgoing_handler;
+        use wasip2::http::types::{Fields, IncomingBody, Method, OutgoingRequest, Scheme};
+        use wasip2::io::streams::StreamError;
+        let list: Vec<(String, Vec<u8>)> = headers.iter().map(|(k, v)| (k.clone(), v.clone().into_bytes())).collect();
+        let fields = Fields::from_list(&list).map_err(|e| format!("headers: {e:?}"))?;
+        let request = OutgoingRequest::new(fields);
+        request.set_method(&Method::Get).map_err(|()| "method")?;
+        let scheme = if base.origin.starts_with("https://") { Scheme::Https } else { Scheme::Http };
+        request.set_scheme(Some(&scheme)).map_err(|()| "scheme")?;
+        request.set_authority(Some(&base.host)).map_err(|()| "authority")?;
+        request.set_path_with_query(Some(path)).map_err(|()| "path")?;
+        let body = request.body().map_err(|()| "request body")?;
+        let pending = outgoing_handler::handle(request, None).map_err(|e| format!("{e:?}"))?;
+        wasip2::http::types::OutgoingBody::finish(body, None).map_err(|e| format!("finish: {e:?}"))?;
+        pending.subscribe().block();
+        let response = match pending.get() {
+            Some(Ok(Ok(r))) => r,
+            Some(Ok(Err(e))) => return Err(format!("{e:?}")),
+            _ => return Err("no response".into()),
+        };
+        let status = response.status();
+        let incoming = response.consume().map_err(|()| "response body")?;
+        let mut out = Vec::new();
+        {
+            let stream = incoming.stream().map_err(|()| "response stream")?;
+            loop {
+                match stream.blocking_read(256 * 1024) {
+                    Ok(chunk) => out.extend_from_slice(&chunk),
+                    Err(StreamError::Closed) => break,
+                    Err(e) => return Err(format!("read: {e:?}")),
+                }
+            }
+        }
+        drop(IncomingBody::finish(incoming));
+        Ok((status, out))
+    }
+
+    fn setting(name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+
+    fn flag(name: &str) -> bool {
+        matches!(setting(name).as_deref().map(str::trim), Some("1" | "true" | "yes" | "on"))
+    }
+
+    fn number(name: &str, default: u64) -> Result<u64, String> {
+        match setting(name) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| format!("{name}: not a number: {v:?}")),
+        }
+    }
+
+    fn build_state() -> Result<State, String> {
+        let base = BaseUrl::parse(&setting("WIKANTIK_SHARDS_URL").ok_or("WIKANTIK_SHARDS_URL is not set")?)?;
+        let creds = match (setting("AWS_ACCESS_KEY_ID"), setting("AWS_SECRET_ACCESS_KEY")) {
+            (Some(access_key), Some(secret_key)) => Some(Rc::new(Credentials {
+                access_key,
+                secret_key,
+                session_token: setting("AWS_SESSION_TOKEN"),
+                region: setting("AWS_REGION").or_else(|| setting("AWS_DEFAULT_REGION")).unwrap_or_else(|| "us-east-1".into()),
+            })),
+            _ => None,
+        };
+        let ttl_secs = number("WIKANTIK_POINTER_TTL_SECS", 2)?;
+        let cache_mib = number("WIKANTIK_CACHE_MIB", 64)?;
+        let api_keys = setting("WIKANTIK_API_KEYS").unwrap_or_default();
+        let keys = wikantik::auth::KeyRing::parse(&api_keys).map_err(|e| format!("WIKANTIK_API_KEYS: {e}"))?;
+        let origins = setting("WIKANTIK_MCP_ALLOWED_ORIGINS").unwrap_or_default();
+        let mcp = McpConfig::from_settings(Some(&api_keys), flag("WIKANTIK_MCP_ALLOW_UNRESTRICTED"), Some(&origins))
+            .map_err(|e| format!("MCP settings: {e}"))?;
+        let config = ServiceConfig {
+            rest: RestConfig { keys, deny_anonymous: flag("WIKANTIK_DENY_ANONYMOUS"), ..RestConfig::default() },
+            mcp,
+        };
+        let store = HttpStore { base: Rc::new(base), creds };
+        Ok(State { index: IndexHandle::new(store, Arc::new(ShardCache::new(cache_mib << 20)), ttl_secs * 1000), config })
+    }
+
+    fn state() -> Result<Rc<State>, String> {
+        if let Some(s) = STATE.with(|s| s.borrow().clone()) {
+            return Ok(s);
+        }
+        let fresh = Rc::new(build_state()?);
+        STATE.with(|s| *s.borrow_mut() = Some(fresh.clone()));
+        Ok(fresh)
+    }
+
+    fn reply(core: CoreResponse, head: bool) -> impl IntoResponse {
+        let mut builder = http::Response::builder().status(core.status);
+        for (name, value) in &core.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder = builder.header(FETCHED_HEADER, FETCHED.with(|f| f.get()).to_string());
+        let body = if head { Vec::new() } else { core.body };
+        builder.body(FullBody::new(bytes::Bytes::from(body))).expect("valid response")
+    }
+
+    fn now_ms() -> u64 {
+        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    }
+
+    #[http_service]
+    async fn handle(req: Request) -> impl IntoResponse {
+        let method = req.method().as_str().to_string();
+        let head = method == "HEAD";
+        let target = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
+        let mut core = CoreRequest::new(&method, &target);
+        if !super::route_enabled(&core.path) {
+            return reply(CoreResponse::error(404, "route not served by this function"), head);
+        }
+        for (name, value) in req.headers() {
+            if let Ok(v) = value.to_str() {
+                core.set_header(name.as_str(), v);
+            }
+        }
+        let state = match state() {
+            Ok(s) => s,
+            Err(e) => return reply(CoreResponse::error(500, &format!("configuration: {e}")), head),
+        };
+        match req.into_body().bytes().await {
+            Ok(b) if b.len() > MAX_BODY_BYTES => {
+                return reply(CoreResponse::error(413, &format!("request body larger than {MAX_BODY_BYTES} bytes")), head)
+            }
+            Ok(b) => core.body = b.to_vec(),
+            Err(_) => return reply(CoreResponse::error(400, "cannot read request body"), head),
+        }
+        let response = match state.index.reader(now_ms()).await {
+            Ok(reader) => service::handle(Ok(reader.as_ref()), &core, &state.config).await,
+            Err(e) => service::handle::<HttpStore>(Err(&e), &core, &state.config).await,
+        };
+        reply(response, head)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_base_urls() {
+        let b = BaseUrl::parse("http://127.0.0.1:9000/bucket/wiki/").unwrap();
+        assert_eq!(b.origin, "http://127.0.0.1:9000");
+        assert_eq!(b.host, "127.0.0.1:9000");
+        assert_eq!(b.object_path("shards/a b.cbor"), "/bucket/wiki/shards/a%20b.cbor");
+        let b = BaseUrl::parse("https://cdn.example.com").unwrap();
+        assert_eq!(b.object_path("current.json"), "/current.json");
+        assert!(BaseUrl::parse("ftp://x/y").is_err());
+        assert!(BaseUrl::parse("nohost").is_err());
+    }
+}
