@@ -14,6 +14,9 @@ cargo test --workspace --locked
 echo "== publish tests against a local S3-compatible server (moto)"
 scripts/s3-tests.sh
 
+echo "== edge: native host, Workers in workerd (local R2), Spin component under wasmtime (moto S3): identical responses"
+scripts/edge-tests.sh
+
 echo "== shell scripts (shellcheck; installed from the OS packages if missing)"
 scripts/lint-shell.sh
 
@@ -26,5 +29,11 @@ cargo build --locked -p wikantik --target wasm32-wasip2
 
 echo "== the core's end-to-end tests inside WASM (Node for Workers, wasmtime for Spin)"
 scripts/wasm-tests.sh
+
+echo "== reliability: every fuzz target for a short bounded time (cargo-fuzz, libFuzzer)"
+scripts/fuzz.sh 10
+
+echo "== reliability: bounded load test against the native host"
+scripts/load-test.sh 2000 60
 
 echo "== all tests passed"
