@@ -47,7 +47,8 @@ fn tool(name: &str, args: serde_json::Value) -> Call {
 }
 
 /// The fixed list: health, bundle (modes, k, budget, errors), briefing (JSON, Markdown,
-/// errors), MCP (initialize, tools/list, tool calls), unknown routes.
+/// errors), graph (neighbours, clusters, KG traversal), SPARQL, MCP (initialize, tools/list,
+/// tool calls), unknown routes.
 fn suite() -> Vec<Call> {
     vec![
         Call::Get("/health"),
@@ -66,6 +67,12 @@ fn suite() -> Vec<Call> {
         Call::Get("/api/briefing?clusters=retrieval&budget=400"),
         Call::Get("/api/briefing"),
         Call::Get("/no/such/route"),
+        Call::Get("/api/graph/pages/ContextBundles/neighbours?direction=both&depth=2"),
+        Call::Get("/api/graph/clusters"),
+        Call::Get("/api/graph/clusters/retrieval"),
+        Call::Get("/api/graph/kg/traverse?start=HybridFusion&max_depth=2"),
+        Call::Get("/sparql?query=SELECT+%3Fp+WHERE+%7B+%3Fp+a+owl%3AObjectProperty+%7D+ORDER+BY+%3Fp"),
+        Call::Get("/sparql?query=SELECT+%3Ft+(COUNT(%3Fp)+AS+%3Fn)+WHERE+%7B+%3Fp+a+%3Ft+%7D+GROUP+BY+%3Ft+ORDER+BY+%3Ft&format=compact"),
         Call::Mcp(json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "edge-parity", "version": "1" } } })),
         Call::Mcp(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" })),
@@ -77,6 +84,10 @@ fn suite() -> Vec<Call> {
         tool("read_pages", json!({ "slugs": ["HybridFusion", "EdgeRoadmap"] })),
         tool("list_pages", json!({})),
         tool("get_briefing", json!({ "prompt": "deploy to the edge" })),
+        tool("get_ontology", json!({})),
+        tool("discover_schema", json!({})),
+        tool("sparql_query", json!({ "query": "ASK { ?p a wk:Hub }" })),
+        tool("traverse", json!({ "start_node": "HybridFusion" })),
         Call::Mcp(json!({ "jsonrpc": "2.0", "id": 3, "method": "no/such/method" })),
     ]
 }
