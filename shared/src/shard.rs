@@ -43,6 +43,11 @@ pub enum ShardKind {
     Spine,
     /// `cite://` citation edges with their staleness grade.
     Citations,
+    /// Dense section vectors, int8 with per-dimension scales, partitioned by page range like
+    /// `sections` (present only when the build had an embedding model).
+    Vectors,
+    /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`).
+    Model,
 }
 
 impl ShardKind {
@@ -55,6 +60,8 @@ impl ShardKind {
             ShardKind::Graph => "graph",
             ShardKind::Spine => "spine",
             ShardKind::Citations => "citations",
+            ShardKind::Vectors => "vectors",
+            ShardKind::Model => "model",
         }
     }
 }
