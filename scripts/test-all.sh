@@ -11,6 +11,9 @@ scripts/install-tools.sh
 echo "== native tests (all crates)"
 cargo test --workspace --locked
 
+echo "== retrieval evaluation on the real corpus (lexical / dense / hybrid; a ratchet; skips without ../shared/corpus)"
+scripts/eval.sh
+
 echo "== publish tests against a local S3-compatible server (moto)"
 scripts/s3-tests.sh
 

@@ -54,6 +54,8 @@ pub struct ModeReport {
     pub ranks: Vec<Option<usize>>,
     /// Mean wall time per query, milliseconds.
     pub mean_ms: f64,
+    /// Per query: the best dense cosine of the candidate pool (−1 without a query vector).
+    pub top_similarity: Vec<f64>,
 }
 
 /// How many sections a mode may return while ranking pages.
@@ -68,9 +70,10 @@ pub async fn evaluate<S: ShardStore>(
 ) -> Result<ModeReport> {
     let caller = Caller::anonymous();
     let mut ranks = Vec::with_capacity(queries.len());
+    let mut top_similarity = Vec::with_capacity(queries.len());
     let started = Instant::now();
     for q in queries {
-        let (sections, _) = ranked_sections(reader, &q.query, mode, config, &caller, DEPTH_SECTIONS).await?;
+        let (sections, top) = ranked_sections(reader, &q.query, mode, config, &caller, DEPTH_SECTIONS).await?;
         let mut pages: Vec<&str> = Vec::new();
         for s in &sections {
             if !pages.contains(&s.slug.as_str()) {
@@ -78,6 +81,7 @@ pub async fn evaluate<S: ShardStore>(
             }
         }
         ranks.push(pages.iter().position(|p| *p == q.ideal_page).map(|i| i + 1));
+        top_similarity.push(top);
     }
     let n = queries.len().max(1) as f64;
     let within = |k: usize| ranks.iter().filter(|r| r.is_some_and(|r| r <= k)).count() as f64 / n;
@@ -88,7 +92,112 @@ pub async fn evaluate<S: ShardStore>(
         mrr: ranks.iter().map(|r| r.map_or(0.0, |r| 1.0 / r as f64)).sum::<f64>() / n,
         mean_ms: started.elapsed().as_secs_f64() * 1000.0 / n,
         ranks,
+        top_similarity,
     })
+}
+
+/// `recall@5 + recall@20 + MRR`: the single number the tuning grid maximises (ties keep
+/// the earlier, i.e. simpler, configuration).
+pub fn objective(r: &ModeReport) -> f64 {
+    r.recall_at_5 + r.recall_at_20 + r.mrr
+}
+
+/// One row of a tuning grid.
+#[derive(Debug, Clone)]
+pub struct GridRow {
+    pub label: String,
+    pub config: BundleConfig,
+    pub report: ModeReport,
+}
+
+/// Run `mode` under every configuration; rows in the given order.
+pub async fn grid<S: ShardStore>(
+    reader: &IndexReader<S>,
+    queries: &[EvalQuery],
+    mode: RetrievalMode,
+    configs: Vec<(String, BundleConfig)>,
+) -> Result<Vec<GridRow>> {
+    let mut rows = Vec::with_capacity(configs.len());
+    for (label, config) in configs {
+        let report = evaluate(reader, queries, mode, &config).await?;
+        rows.push(GridRow { label, config, report });
+    }
+    Ok(rows)
+}
+
+/// The best row by [`objective`] (first wins ties).
+pub fn best(rows: &[GridRow]) -> Option<&GridRow> {
+    rows.iter().fold(None, |best: Option<&GridRow>, row| match best {
+        Some(b) if objective(&b.report) >= objective(&row.report) => Some(b),
+        _ => Some(row),
+    })
+}
+
+/// Print a grid as a table.
+pub fn render_grid(title: &str, rows: &[GridRow]) -> String {
+    let mut out = format!("{title}\n{:<44} {:>9} {:>10} {:>7}\n", "configuration", "recall@5", "recall@20", "MRR");
+    let chosen = best(rows).map(|b| b.label.clone());
+    for r in rows {
+        let mark = if Some(&r.label) == chosen.as_ref() { "  <- chosen" } else { "" };
+        out.push_str(&format!(
+            "{:<44} {:>9.3} {:>10.3} {:>7.3}{mark}\n",
+            r.label, r.report.recall_at_5, r.report.recall_at_20, r.report.mrr
+        ));
+    }
+    out
+}
+
+/// Off-topic questions the wiki cannot answer: their top cosine shows what "nothing
+/// relevant" looks like for the model (the calibration's negatives).
+pub const OFF_TOPIC_QUERIES: &[&str] = &[
+    "best recipe for banana bread",
+    "who won the 1998 football world cup",
+    "how do I change a flat bicycle tyre",
+    "symptoms of the common cold in toddlers",
+    "cheap flights from Madrid to Lisbon",
+    "how to knit a wool scarf",
+    "what is the capital of Mongolia",
+    "train a puppy to stop barking",
+];
+
+/// Calibrate the coverage thresholds from the dense report of the eval queries (positives)
+/// and the top cosines of [`OFF_TOPIC_QUERIES`] (negatives):
+/// - `partial` = the smallest 0.05 step above every off-topic query's top cosine (below it,
+///   a query may well have no answer in the wiki);
+/// - `strong` = the smallest 0.05 step ≥ `partial` at which the top page is right for at
+///   least 80 % of the eval queries at or above it, and the right page is in the first 5 for
+///   all but one of them.
+///
+/// Returns the thresholds and the table behind them.
+pub fn calibrate(dense: &ModeReport, off_topic: &[f64]) -> (wikantik::coverage::CoverageThresholds, String) {
+    let max_negative = off_topic.iter().copied().fold(-1.0f64, f64::max);
+    let steps: Vec<f64> = (6..=17).map(|i| i as f64 * 0.05).collect();
+    let mut table = format!(
+        "coverage calibration (dense top cosine per query; off-topic max {max_negative:.3}):\n{:>9} {:>10} {:>11} {:>11} {:>10}\n",
+        "cosine ≥", "queries", "top1 right", "top5 right", "off-topic"
+    );
+    let partial = steps.iter().copied().find(|t| *t > max_negative).unwrap_or(0.85);
+    let mut strong = None;
+    for &t in &steps {
+        let above: Vec<usize> = (0..dense.ranks.len()).filter(|&i| dense.top_similarity[i] >= t).collect();
+        let top1 = above.iter().filter(|&&i| dense.ranks[i] == Some(1)).count();
+        let top5 = above.iter().filter(|&&i| dense.ranks[i].is_some_and(|r| r <= 5)).count();
+        let negatives = off_topic.iter().filter(|&&c| c >= t).count();
+        table.push_str(&format!("{t:>9.2} {:>10} {top1:>11} {top5:>11} {negatives:>10}\n", above.len()));
+        if strong.is_none() && t >= partial && !above.is_empty() && top1 * 5 >= above.len() * 4 && top5 + 1 >= above.len() {
+            strong = Some(t);
+        }
+    }
+    let strong = strong.unwrap_or(partial + 0.15);
+    let thresholds = wikantik::coverage::CoverageThresholds {
+        strong_similarity: (strong * 100.0).round() / 100.0,
+        partial_similarity: (partial * 100.0).round() / 100.0,
+    };
+    table.push_str(&format!(
+        "calibrated: strong >= {:.2}, partial >= {:.2}\n",
+        thresholds.strong_similarity, thresholds.partial_similarity
+    ));
+    (thresholds, table)
 }
 
 /// The report as printed by `index-builder eval`.

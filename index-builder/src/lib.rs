@@ -3,6 +3,7 @@
 //! object-store abstraction (`store`). The `index-builder` binary (main.rs) is a thin
 //! command-line front over it.
 
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod model_import;

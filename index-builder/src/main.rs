@@ -38,6 +38,8 @@ enum Command {
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        dense: DenseArgs,
     },
     /// Build a wiki in memory and report page-level retrieval quality per mode.
     Eval {
@@ -55,6 +57,12 @@ enum Command {
         /// Fail when MRR is below this.
         #[arg(long, default_value_t = 0.0)]
         min_mrr: f64,
+        /// Also run the tuning grid (BM25 field boosts, then RRF k / weights / truncation)
+        /// and the coverage-threshold calibration, and print them in full.
+        #[arg(long)]
+        grid: bool,
+        #[command(flatten)]
+        dense: DenseArgs,
     },
     /// Manage API keys for the functions (the deployment stores only their hashes).
     Keys {
@@ -113,13 +121,75 @@ enum KeysCommand {
     },
 }
 
+/// Dense-retrieval options shared by `build` and `eval`.
+#[derive(clap::Args, Debug, Clone)]
+struct DenseArgs {
+    /// Embedding model: a model-shard CBOR file or an unpacked all-MiniLM-L6-v2 folder
+    /// (see scripts/fetch-model.sh). Default: the WIKANTIK_MODEL environment variable; with
+    /// neither, the index is lexical-only.
+    #[arg(long, value_name = "PATH")]
+    model: Option<PathBuf>,
+    /// Section-embedding cache directory, keyed by (model id, SHA-256 of the text).
+    #[arg(long, value_name = "DIR", default_value = ".cache/embeddings")]
+    embedding_cache: PathBuf,
+    /// Embed the chunk text alone instead of the contextual text (REFERENCE §2.3).
+    #[arg(long)]
+    plain_text: bool,
+}
+
+/// Compile `sources`, with vectors when a model is configured.
+fn compile_index(sources: Vec<wikantik::compile::SourcePage>, options: &CompileOptions, dense: &DenseArgs, bar: &ProgressBar, progress: &mut dyn FnMut(Stage, usize, usize)) -> Result<wikantik::compile::CompiledIndex> {
+    use wikantik::compile::{compile_with_vectors, VectorBuild};
+    use wikantik_index_builder::embed::{embed_with_encoder, load_model, model_path, EmbeddingCache};
+    let Some(path) = model_path(dense.model.clone()) else {
+        return Ok(compile(sources, options, progress)?);
+    };
+    let (model, model_id) = load_model(&path)?;
+    let encoder = wikantik::encoder::Encoder::from_shard(model.clone())?;
+    let cache = EmbeddingCache::new(&dense.embedding_cache, &model_id);
+    let stats = std::sync::Mutex::new(None);
+    let started = Instant::now();
+    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> {
+        bar.set_length(texts.len() as u64);
+        let (vectors, s) = embed_with_encoder(&encoder, texts, Some(&cache), &|done, _| bar.set_position(done as u64))
+            .map_err(|e| wikantik::Error::Encoder(e.to_string()))?;
+        if let Ok(mut slot) = stats.lock() {
+            *slot = Some(s);
+        }
+        Ok(vectors)
+    };
+    let build = VectorBuild {
+        model: &model,
+        model_id: model_id.clone(),
+        contextual: !dense.plain_text,
+        thresholds: wikantik::dense::MINILM_THRESHOLDS,
+        embed: &embed,
+    };
+    let compiled = compile_with_vectors(sources, options, Some(&build), progress)?;
+    if let Ok(Some(s)) = stats.lock().map(|s| *s) {
+        eprintln!(
+            "embedded {} sections with {model_id} ({} from cache {}, {} computed) in {:.1} s",
+            s.cached + s.embedded,
+            s.cached,
+            dense.embedding_cache.display(),
+            s.embedded,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(compiled)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build { wiki, out, keep_builds, lenient, quiet } => build(&wiki, &out, keep_builds, lenient, quiet),
-        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr } => {
-            evaluate(&wiki, &queries, Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr })
-        }
+        Command::Build { wiki, out, keep_builds, lenient, quiet, dense } => build(&wiki, &out, keep_builds, lenient, quiet, &dense),
+        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr, grid, dense } => evaluate(
+            &wiki,
+            &queries,
+            Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr },
+            grid,
+            &dense,
+        ),
         Command::Keys { command: KeysCommand::New { scopes, principals, label } } => new_key(&scopes, &principals, label.as_deref()),
         Command::Publish { index_dir, to, endpoint, keep_builds, concurrency, dry_run, quiet } => {
             run_publish(&index_dir, &to, endpoint, keep_builds, concurrency, dry_run, quiet)
@@ -134,7 +204,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, lenient: bool, quiet: bool) -> Result<()> {
+fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, lenient: bool, quiet: bool, dense: &DenseArgs) -> Result<()> {
     let started = Instant::now();
     let (sources, skipped, from_git) = source::read_wiki(wiki)?;
     let options = CompileOptions {
@@ -156,13 +226,16 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
                 Stage::Parse => "parse",
                 Stage::Chunk => "chunk",
                 Stage::Index => "index",
+                Stage::Embed => "embed",
                 Stage::Encode => "encode",
             });
             bar.set_length(total as u64);
         }
-        bar.set_position(done as u64);
+        if stage != Stage::Embed {
+            bar.set_position(done as u64);
+        }
     };
-    let compiled = compile(sources, &options, &mut on_progress)?;
+    let compiled = compile_index(sources, &options, dense, &bar, &mut on_progress)?;
     bar.finish_and_clear();
     let report = output::write_index(out, &compiled, keep_builds)?;
     if quiet {
@@ -178,6 +251,13 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
     println!("  clusters   {:>8}  ({} hubs, {} sub-clusters)", s.clusters, s.hubs, s.sub_clusters);
     println!("  links      {:>8}", s.links);
     println!("  citations  {:>8}", s.citations);
+    match &m.dense {
+        Some(d) => println!(
+            "  vectors    {:>8}  ({} profile, {}, {} text; coverage strong ≥ {}, partial ≥ {})",
+            d.vectors, d.profile, d.model_id, d.text_format, d.thresholds.strong_similarity, d.thresholds.partial_similarity
+        ),
+        None => println!("  vectors    {:>8}  (no model: lexical-only index)", 0),
+    }
     println!(
         "  shards     {:>8}  ({} written, {} unchanged; {} in all, {} written)",
         compiled.shards.len(),
@@ -201,7 +281,7 @@ struct Floors {
     mrr: f64,
 }
 
-fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors) -> Result<()> {
+fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, run_grid: bool, dense: &DenseArgs) -> Result<()> {
     use wikantik::bundle::{BundleConfig, RetrievalMode};
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
     use wikantik_index_builder::eval;
@@ -209,16 +289,43 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors) -
     let queries = eval::read_queries(queries)?;
     let (sources, _, _) = source::read_wiki(wiki)?;
     let started = Instant::now();
-    let compiled = compile(sources, &CompileOptions::default(), &mut |_, _, _| {})?;
-    println!("Indexed {} pages, {} sections in {:.1} s", compiled.manifest.stats.pages, compiled.manifest.stats.sections, started.elapsed().as_secs_f64());
+    let compiled = compile_index(sources, &CompileOptions::default(), dense, &ProgressBar::hidden(), &mut |_, _, _| {})?;
+    println!(
+        "Indexed {} pages, {} sections{} in {:.1} s",
+        compiled.manifest.stats.pages,
+        compiled.manifest.stats.sections,
+        compiled.manifest.dense.as_ref().map(|d| format!(" with {} vectors ({}, {} text)", d.vectors, d.model_id, d.text_format)).unwrap_or_default(),
+        started.elapsed().as_secs_f64()
+    );
     let store = MemoryStore::from_compiled(&compiled);
     let reader = pollster::block_on(IndexReader::open(store, std::sync::Arc::new(ShardCache::new(1 << 30))))?;
     let config = BundleConfig::default();
+
+    // Encoder time per query, natively (one thread; the encoder is built before timing).
+    if let Some(encoder) = pollster::block_on(wikantik::dense::query_encoder(&reader))? {
+        let mut times: Vec<f64> = queries
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                let _ = encoder.embed(&q.query);
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+        println!("query encoder (native, one thread, wall): p50 {:.2} ms, mean {:.2} ms over {} queries", times[times.len() / 2], mean, times.len());
+    }
+
     let mut reports = Vec::new();
     for mode in [RetrievalMode::Lexical, RetrievalMode::Dense, RetrievalMode::Hybrid] {
         reports.push(pollster::block_on(eval::evaluate(&reader, &queries, mode, &config))?);
     }
     println!("{}", eval::render(&queries, &reports));
+
+    if run_grid {
+        run_tuning_grid(&reader, &queries, &config, &reports)?;
+    }
+
     let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
     if let Some(r) = gated {
         let mut failures = Vec::new();
@@ -255,6 +362,69 @@ fn new_key(scopes: &str, principals: &str, label: Option<&str>) -> Result<()> {
     println!("line: {line}");
     eprintln!("Give the key to its holder now; it is not stored anywhere. Add the line to the deployment's");
     eprintln!("WIKANTIK_API_KEYS secret (one line per key; see docs/PUBLISHING.md and the README).");
+    Ok(())
+}
+
+/// The tuning method, printed in full: (1) BM25 field boosts on `lexical`, (2) RRF k and the
+/// dense:BM25 weight ratio on `hybrid` with the chosen boosts, (3) coverage thresholds from
+/// the dense cosines of the eval queries and of off-topic queries. Each grid keeps the
+/// configuration with the best recall@5 + recall@20 + MRR.
+fn run_tuning_grid<S: wikantik::reader::ShardStore>(
+    reader: &wikantik::reader::IndexReader<S>,
+    queries: &[wikantik_index_builder::eval::EvalQuery],
+    base: &wikantik::bundle::BundleConfig,
+    reports: &[wikantik_index_builder::eval::ModeReport],
+) -> Result<()> {
+    use wikantik::access::Caller;
+    use wikantik::bundle::{ranked_sections, RetrievalMode};
+    use wikantik_index_builder::eval;
+
+    let mut boosts = Vec::new();
+    for title in [1.0, 2.0, 4.0] {
+        for heading in [1.0, 2.0] {
+            for tags in [1.0, 2.0] {
+                for summary in [1.0, 2.5] {
+                    let mut c = *base;
+                    c.bm25.boosts.title = title;
+                    c.bm25.boosts.heading = heading;
+                    c.bm25.boosts.tags = tags;
+                    c.bm25.boosts.summary = summary;
+                    boosts.push((format!("title {title} heading {heading} tags {tags} summary {summary}"), c));
+                }
+            }
+        }
+    }
+    let rows = pollster::block_on(eval::grid(reader, queries, RetrievalMode::Lexical, boosts))?;
+    println!("{}", eval::render_grid("grid 1: BM25 field boosts (lexical mode)", &rows));
+    let chosen = eval::best(&rows).map(|r| r.config).unwrap_or(*base);
+
+    if reader.manifest().dense.is_none() {
+        println!("(no vectors: fusion grid and coverage calibration skipped)");
+        return Ok(());
+    }
+    let mut fusion = Vec::new();
+    for k in [5.0, 10.0, 20.0, 60.0] {
+        for ratio in [0.5, 1.0, 2.0, 3.0, 4.0] {
+            let mut c = chosen;
+            c.fusion.k = k;
+            c.fusion.bm25_weight = 0.5;
+            c.fusion.dense_weight = 0.5 * ratio;
+            fusion.push((format!("k {k} bm25 0.5 dense {}", 0.5 * ratio), c));
+        }
+    }
+    let rows = pollster::block_on(eval::grid(reader, queries, RetrievalMode::Hybrid, fusion))?;
+    println!("{}", eval::render_grid("grid 2: RRF k and weights (hybrid mode, boosts from grid 1)", &rows));
+
+    let caller = Caller::anonymous();
+    let mut off_topic = Vec::new();
+    for q in eval::OFF_TOPIC_QUERIES {
+        let (_, top) = pollster::block_on(ranked_sections(reader, q, RetrievalMode::Dense, base, &caller, 5))?;
+        off_topic.push(top);
+    }
+    if let Some(dense) = reports.iter().find(|r| r.mode == RetrievalMode::Dense) {
+        let (_, table) = eval::calibrate(dense, &off_topic);
+        println!("{table}");
+    }
     Ok(())
 }
 

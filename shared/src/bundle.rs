@@ -56,7 +56,18 @@ pub struct BundleConfig {
     pub candidates: usize,
     /// Sections returned when the request names no `k`.
     pub default_sections: usize,
-    pub thresholds: CoverageThresholds,
+    /// Coverage thresholds; `None` (the default) = the ones calibrated for the index's model
+    /// and recorded in its manifest (the reference's 0.55/0.40 for an index without vectors).
+    #[serde(default)]
+    pub thresholds: Option<CoverageThresholds>,
+}
+
+impl BundleConfig {
+    /// The coverage thresholds to apply to `manifest`'s index: the override, else the
+    /// manifest's calibrated ones, else the reference's defaults.
+    pub fn thresholds_for(&self, manifest: &crate::manifest::Manifest) -> CoverageThresholds {
+        self.thresholds.or_else(|| manifest.dense.as_ref().map(|d| d.thresholds)).unwrap_or_default()
+    }
 }
 
 impl Default for BundleConfig {
@@ -66,7 +77,7 @@ impl Default for BundleConfig {
             bm25: Bm25Params::default(),
             candidates: 300,
             default_sections: 12,
-            thresholds: CoverageThresholds::default(),
+            thresholds: None,
         }
     }
 }
@@ -201,7 +212,7 @@ pub async fn assemble_bundle<S: ShardStore>(
             .count();
         sections.truncate(keep);
     }
-    let coverage = Coverage::compute(&sections, top_similarity, &config.thresholds);
+    let coverage = Coverage::compute(&sections, top_similarity, &config.thresholds_for(reader.manifest()));
     Ok(Bundle { query: request.query.clone(), sections, coverage, index_build: reader.build_id().to_string() })
 }
 

@@ -15,6 +15,9 @@ use crate::analysis::{Analyzer, AnalyzerConfig};
 use crate::catalog::{assign_page_keys, PageRecord, PageTable};
 use crate::chunk::{chunk_body, ChunkerConfig};
 use crate::citation::{grade, parse_citations, CitationStatus};
+use crate::coverage::CoverageThresholds;
+use crate::dense::{contextual_text, DenseInfo, VectorPartition, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
+use crate::encoder::ModelShard;
 use crate::error::{Error, Result};
 use crate::graph::PageGraph;
 use crate::html::{html_title, html_to_text, reduce_html_blocks};
@@ -94,6 +97,8 @@ pub enum Stage {
     Parse,
     Chunk,
     Index,
+    /// Embedding sections (only with vectors): reported as 0/1 then 1/1.
+    Embed,
     Encode,
 }
 
@@ -208,10 +213,39 @@ struct ParsedPage {
     git_version: Option<u32>,
 }
 
-/// Compile source pages into shards and a manifest.
+/// Computes section embeddings for a build: given embedder inputs, one L2-normalised vector
+/// per input, in order. The index-builder supplies one that runs the encoder on every core
+/// behind an embedding cache; the core never runs it itself and stays single-threaded.
+pub type EmbedFn<'a> = dyn Fn(&[String]) -> Result<Vec<Vec<f32>>> + 'a;
+
+/// The dense side of a build: the model the index will carry and how to embed sections.
+pub struct VectorBuild<'a> {
+    /// The query encoder, stored as the `model` shard.
+    pub model: &'a ModelShard,
+    /// `<name>@<hash>`, recorded in the manifest (and the embedding cache's key).
+    pub model_id: String,
+    /// Embed with the REFERENCE §2.3 contextual prefix (true) or the chunk text alone.
+    pub contextual: bool,
+    /// Coverage thresholds calibrated for this model, recorded in the manifest.
+    pub thresholds: CoverageThresholds,
+    pub embed: &'a EmbedFn<'a>,
+}
+
+/// Compile source pages into shards and a manifest (lexical only: no vectors).
 pub fn compile(
+    sources: Vec<SourcePage>,
+    options: &CompileOptions,
+    progress: &mut dyn FnMut(Stage, usize, usize),
+) -> Result<CompiledIndex> {
+    compile_with_vectors(sources, options, None, progress)
+}
+
+/// Compile source pages into shards and a manifest; with `vectors`, also embed every section
+/// and write `vectors` shards (one per page-range partition) and the `model` shard.
+pub fn compile_with_vectors(
     mut sources: Vec<SourcePage>,
     options: &CompileOptions,
+    vectors: Option<&VectorBuild<'_>>,
     progress: &mut dyn FnMut(Stage, usize, usize),
 ) -> Result<CompiledIndex> {
     let mut warnings = Vec::new();
@@ -402,6 +436,30 @@ pub fn compile(
     }
     let (lexical_stats, entries) = builder.finish();
 
+    // 8b. Section embeddings (all sections at once, so the embedder can use every core).
+    let embeddings: Option<Vec<Vec<Vec<f32>>>> = match vectors {
+        None => None,
+        Some(v) => {
+            progress(Stage::Embed, 0, 1);
+            let mut inputs = Vec::new();
+            for (i, r) in records.iter().enumerate() {
+                for chunk in &chunks[i] {
+                    inputs.push(if v.contextual {
+                        contextual_text(&r.title, r.clusters.first().map(String::as_str), &chunk.heading_path, &r.summary, &chunk.text)
+                    } else {
+                        chunk.text.clone()
+                    });
+                }
+            }
+            let mut flat = (v.embed)(&inputs)?.into_iter();
+            if flat.len() != inputs.len() {
+                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections", flat.len(), inputs.len())));
+            }
+            progress(Stage::Embed, 1, 1);
+            Some(chunks.iter().map(|c| flat.by_ref().take(c.len()).collect()).collect())
+        }
+    };
+
     // 9. Encode shards.
     let mut shards = Vec::new();
     let encode_total = partitions.len() * 2 + 6;
@@ -444,8 +502,22 @@ pub fn compile(
                 })
                 .collect(),
         };
+        if let (Some(v), Some(embeddings)) = (vectors, &embeddings) {
+            let rows = range
+                .clone()
+                .flat_map(|i| {
+                    let page_key = keys[i];
+                    embeddings[i].iter().enumerate().map(move |(c, e)| (SectionKey::new(page_key, c as u32), e.clone()))
+                })
+                .collect();
+            let payload = VectorPartition::quantize(v.model.dim, rows)?;
+            shards.push(encode_shard(ShardKind::Vectors, p as u32, &payload, first.clone(), last.clone())?);
+        }
         shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
         tick(progress);
+    }
+    if let Some(v) = vectors {
+        shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?);
     }
     let term_ranges = content_defined_partitions(
         &entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(),
@@ -487,7 +559,8 @@ pub fn compile(
     shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_store, None, None)?);
     tick(progress);
 
-    let manifest = Manifest::new(
+    let section_count = lexical_stats.sections;
+    let mut manifest = Manifest::new(
         options.generator.clone(),
         stats,
         options.analyzer,
@@ -495,6 +568,16 @@ pub fn compile(
         lexical_stats,
         shards.iter().map(|s| s.entry.clone()).collect(),
     )?;
+    if let Some(v) = vectors {
+        manifest = manifest.with_dense(DenseInfo {
+            profile: PROFILE_QUALITY.into(),
+            model_id: v.model_id.clone(),
+            dim: v.model.dim as u32,
+            text_format: if v.contextual { TEXT_CONTEXTUAL } else { TEXT_PLAIN }.into(),
+            vectors: section_count,
+            thresholds: v.thresholds,
+        })?;
+    }
     let (manifest_name, manifest_bytes, pointer) = manifest.encode()?;
     Ok(CompiledIndex { manifest, manifest_name, manifest_bytes, pointer, shards, warnings })
 }

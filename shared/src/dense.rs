@@ -1,18 +1,323 @@
-//! Dense retrieval seam: section candidates by cosine similarity to the query.
+//! Dense retrieval: section candidates by cosine similarity to the query.
 //!
-//! Returns `Ok(None)` when the index carries no vectors (or no query encoder), which every
-//! caller treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage.
+//! An index built with an embedding model carries
+//! - one `model` shard (the query encoder, [`crate::encoder::ModelShard`]);
+//! - `vectors` shards partitioned by page range exactly like `sections` (so editing one page
+//!   rewrites one vectors shard), each holding its sections' L2-normalised embeddings as int8
+//!   codes with one f32 scale per dimension ([`VectorPartition`]);
+//! - a [`DenseInfo`] block in the manifest: encoder profile, model id, the document-text
+//!   format and the coverage thresholds calibrated for this model (CONTRACT §3.10).
+//!
+//! At query time [`dense_candidates`] builds the [`Encoder`] once per instance (cached in the
+//! [`crate::reader::ShardCache`] under the model shard's hash), embeds the query, and scores
+//! every section exactly: per partition the query is folded with the partition's scales,
+//! quantized to i16, and multiplied against the int8 codes with the encoder's i16×i8 kernels
+//! (AVX2 natively, `simd128` in WASM). Ties are broken by section key.
+//!
+//! [`dense_candidates`] returns `Ok(None)` when the index has no vectors, which every caller
+//! treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage.
 
-use crate::error::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::coverage::CoverageThresholds;
+use crate::encoder::kernels::{dot4_i16_i8, i16_activation_limit, quantize_row_i16};
+use crate::encoder::{Encoder, F32Bytes, I8Bytes, ModelShard};
+use crate::error::{Error, Result};
 use crate::lexical::SectionKey;
 use crate::reader::{IndexReader, ShardStore};
+use crate::shard::ShardKind;
 
-/// The `limit` sections most similar to `query`, best first, with their cosine.
+/// The encoder profile that embeds queries with the full transformer.
+pub const PROFILE_QUALITY: &str = "quality";
+
+/// Document-text format: REFERENCE §2.3 contextual prefix (page, cluster, heading path,
+/// summary) before the chunk text.
+pub const TEXT_CONTEXTUAL: &str = "contextual-v1";
+/// Document-text format: the chunk text alone.
+pub const TEXT_PLAIN: &str = "plain";
+
+/// What the manifest records about the dense side of a build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DenseInfo {
+    /// Query-encoder profile ([`PROFILE_QUALITY`]).
+    pub profile: String,
+    /// `<model name>@<sha256 of the model's CBOR, 16 hex>`: what the vectors were made with.
+    pub model_id: String,
+    pub dim: u32,
+    /// How section text was turned into embedder input ([`TEXT_CONTEXTUAL`] or [`TEXT_PLAIN`]).
+    pub text_format: String,
+    /// Number of section vectors.
+    pub vectors: u64,
+    /// Coverage thresholds calibrated for this model on the evaluation set.
+    pub thresholds: CoverageThresholds,
+}
+
+/// Coverage thresholds for int8 all-MiniLM-L6-v2 with contextual document text, recorded in
+/// the manifest of every build with vectors. Calibrated by `index-builder eval --grid`
+/// (`eval::calibrate`, README) on the real corpus: every off-topic question's top cosine is
+/// below 0.45 (max 0.431), so `partial` = 0.45; at 0.75 every query's top page was right
+/// (at 0.70 only 7 of 9), so `strong` = 0.75.
+pub const MINILM_THRESHOLDS: CoverageThresholds = CoverageThresholds { strong_similarity: 0.75, partial_similarity: 0.45 };
+
+/// The embedder input for one section (REFERENCE §2.3):
+/// `Page: {title} | Cluster: {cluster} | Section: {h1 > h2 …}`, then `\nSummary: {summary}`
+/// when the page has one, then a blank line and the chunk text. Missing parts are left out.
+pub fn contextual_text(title: &str, cluster: Option<&str>, heading_path: &[String], summary: &str, text: &str) -> String {
+    let mut out = format!("Page: {title}");
+    if let Some(cluster) = cluster.filter(|c| !c.trim().is_empty()) {
+        out.push_str(" | Cluster: ");
+        out.push_str(cluster.trim());
+    }
+    if !heading_path.is_empty() {
+        out.push_str(" | Section: ");
+        out.push_str(&heading_path.join(" > "));
+    }
+    if !summary.trim().is_empty() {
+        out.push_str("\nSummary: ");
+        out.push_str(summary.trim());
+    }
+    out.push_str("\n\n");
+    out.push_str(text);
+    out
+}
+
+/// Payload of a `vectors` shard: the section vectors of a page range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorPartition {
+    pub dim: u32,
+    /// One scale per dimension: `value ≈ code as f32 * scales[d]`.
+    pub scales: F32Bytes,
+    /// Section keys (`SectionKey.0`), ascending.
+    pub keys: Vec<u64>,
+    /// `keys.len() × dim` int8 codes, row-major.
+    pub codes: I8Bytes,
+}
+
+impl VectorPartition {
+    /// Quantize `rows` (each `dim` long) with one symmetric scale per dimension
+    /// (`max |value| / 127` over the partition's rows).
+    pub fn quantize(dim: usize, mut rows: Vec<(SectionKey, Vec<f32>)>) -> Result<VectorPartition> {
+        rows.sort_by_key(|(k, _)| *k);
+        if let Some((key, row)) = rows.iter().find(|(_, r)| r.len() != dim) {
+            return Err(Error::Invalid(format!("vector of section {:x} has {} values, expected {dim}", key.0, row.len())));
+        }
+        let mut scales = vec![0f32; dim];
+        for (_, row) in &rows {
+            for (s, v) in scales.iter_mut().zip(row) {
+                if v.is_finite() {
+                    *s = s.max(v.abs());
+                }
+            }
+        }
+        for s in &mut scales {
+            *s /= 127.0;
+        }
+        let mut codes = Vec::with_capacity(rows.len() * dim);
+        for (_, row) in &rows {
+            for (v, s) in row.iter().zip(&scales) {
+                let q = if *s > 0.0 && v.is_finite() { (v / s).round().clamp(-127.0, 127.0) as i8 } else { 0 };
+                codes.push(q);
+            }
+        }
+        Ok(VectorPartition {
+            dim: dim as u32,
+            scales: F32Bytes(scales),
+            keys: rows.iter().map(|(k, _)| k.0).collect(),
+            codes: I8Bytes(codes),
+        })
+    }
+
+    /// The dequantized vector of row `i`.
+    pub fn row(&self, i: usize) -> Option<Vec<f32>> {
+        let dim = self.dim as usize;
+        let codes = self.codes.0.get(i * dim..(i + 1) * dim)?;
+        Some(codes.iter().zip(&self.scales.0).map(|(c, s)| f32::from(*c) * s).collect())
+    }
+
+    fn check(&self) -> Result<()> {
+        let dim = self.dim as usize;
+        if self.scales.0.len() != dim || self.codes.0.len() != self.keys.len() * dim {
+            return Err(Error::Invalid("vectors shard: codes/scales do not match its keys and dimension".into()));
+        }
+        Ok(())
+    }
+
+    /// Dot products of `query` (f32, `dim` long) with every row, appended to `out`: the
+    /// query is folded with the scales, quantized to i16 and multiplied with the int8 codes
+    /// four rows at a time (exact integer sums, one f32 rescale per row).
+    pub fn scan(&self, query: &[f32], out: &mut Vec<(SectionKey, f32)>) -> Result<()> {
+        self.check()?;
+        let dim = self.dim as usize;
+        if query.len() != dim {
+            return Err(Error::Invalid(format!("query vector has {} values, expected {dim}", query.len())));
+        }
+        let folded: Vec<f32> = query.iter().zip(&self.scales.0).map(|(q, s)| q * s).collect();
+        let mut x = vec![0i16; dim];
+        let scale = quantize_row_i16(&folded, &mut x, i16_activation_limit(dim));
+        let rows = self.keys.len();
+        let codes = &self.codes.0;
+        let row = |i: usize| &codes[i * dim..(i + 1) * dim];
+        let mut i = 0;
+        while i + 4 <= rows {
+            let sums = dot4_i16_i8(&x, [row(i), row(i + 1), row(i + 2), row(i + 3)]);
+            for (j, s) in sums.iter().enumerate() {
+                out.push((SectionKey(self.keys[i + j]), *s as f32 * scale));
+            }
+            i += 4;
+        }
+        for r in i..rows {
+            let s: i32 = x.iter().zip(row(r)).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum();
+            out.push((SectionKey(self.keys[r]), s as f32 * scale));
+        }
+        Ok(())
+    }
+}
+
+/// Keep the `limit` best `(key, score)` pairs, best first, ties by key ascending.
+pub fn top_k(mut scored: Vec<(SectionKey, f32)>, limit: usize) -> Vec<(SectionKey, f32)> {
+    let order = |a: &(SectionKey, f32), b: &(SectionKey, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if limit == 0 {
+        return Vec::new();
+    }
+    if scored.len() > limit {
+        scored.select_nth_unstable_by(limit - 1, order);
+        scored.truncate(limit);
+    }
+    scored.sort_by(order);
+    scored
+}
+
+/// The query encoder of this index, built once per instance and cached under the model
+/// shard's hash. `Ok(None)` when the index has no model.
+pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<Encoder>>> {
+    let Some(entry) = reader.manifest().shards_of(ShardKind::Model).next() else { return Ok(None) };
+    let encoder = reader.load_derived::<ModelShard, Encoder>(entry, "encoder", Encoder::from_shard).await?;
+    Ok(Some(encoder))
+}
+
+/// The `limit` sections most similar to `query`, best first, with their cosine; `Ok(None)`
+/// when the index carries no vectors (or no model) or the query is blank.
 pub async fn dense_candidates<S: ShardStore>(
     reader: &IndexReader<S>,
     query: &str,
     limit: usize,
 ) -> Result<Option<Vec<(SectionKey, f32)>>> {
-    let _ = (reader, query, limit);
-    Ok(None)
+    let Some(info) = reader.manifest().dense.as_ref() else { return Ok(None) };
+    if query.trim().is_empty() {
+        return Ok(None);
+    }
+    let Some(encoder) = query_encoder(reader).await? else { return Ok(None) };
+    let vector = encoder.embed(query)?;
+    if vector.len() != info.dim as usize {
+        return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
+    }
+    Ok(Some(scan_partitions(&reader.vectors().await?, &vector, limit)?))
+}
+
+/// Exact scan of every partition for `query`: the `limit` best, ties by key.
+pub fn scan_partitions<P: std::ops::Deref<Target = VectorPartition>>(
+    partitions: &[P],
+    query: &[f32],
+    limit: usize,
+) -> Result<Vec<(SectionKey, f32)>> {
+    let mut scored = Vec::with_capacity(partitions.iter().map(|p| p.keys.len()).sum());
+    for partition in partitions {
+        partition.scan(query, &mut scored)?;
+    }
+    Ok(top_k(scored, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(v: Vec<f32>) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect()
+    }
+
+    /// Deterministic pseudo-random unit vectors.
+    fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                unit(
+                    (0..dim)
+                        .map(|_| {
+                            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                            ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+
+    fn dot(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[test]
+    fn contextual_text_has_the_reference_layout() {
+        let path = vec!["Building".to_string(), "Walkthrough".to_string()];
+        assert_eq!(
+            contextual_text("Deploying", Some("ops"), &path, "How to run it.", "Run make."),
+            "Page: Deploying | Cluster: ops | Section: Building > Walkthrough\nSummary: How to run it.\n\nRun make."
+        );
+        assert_eq!(contextual_text("T", None, &[], " ", "x"), "Page: T\n\nx");
+    }
+
+    #[test]
+    fn quantized_scan_matches_f32_cosines() {
+        let dim = 384;
+        let docs = vectors(103, dim, 7);
+        let rows: Vec<(SectionKey, Vec<f32>)> = docs.iter().enumerate().map(|(i, v)| (SectionKey(i as u64 * 3), v.clone())).collect();
+        let partition = VectorPartition::quantize(dim, rows).unwrap();
+        // Dequantized rows stay close to the originals.
+        for (i, v) in docs.iter().enumerate() {
+            let back = partition.row(i).unwrap();
+            assert!(dot(&back, v) > 0.999, "row {i}");
+        }
+        let query = vectors(1, dim, 99).remove(0);
+        let mut out = Vec::new();
+        partition.scan(&query, &mut out).unwrap();
+        assert_eq!(out.len(), 103);
+        for (key, score) in &out {
+            let exact = dot(&query, &docs[(key.0 / 3) as usize]);
+            assert!((score - exact).abs() < 0.01, "{} vs {exact}", score);
+        }
+        // The ranking of the top 10 agrees with f32 (up to near-ties).
+        let best = scan_partitions(&[&partition], &query, 10).unwrap();
+        let mut exact: Vec<(SectionKey, f32)> =
+            docs.iter().enumerate().map(|(i, v)| (SectionKey(i as u64 * 3), dot(&query, v))).collect();
+        exact.sort_by(|a, b| b.1.total_cmp(&a.1));
+        assert_eq!(best[0].0, exact[0].0);
+        assert!(best.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
+
+    #[test]
+    fn top_k_breaks_ties_by_key() {
+        let scored = vec![(SectionKey(5), 0.5), (SectionKey(2), 0.5), (SectionKey(9), 0.9), (SectionKey(1), 0.1)];
+        assert_eq!(top_k(scored.clone(), 3), vec![(SectionKey(9), 0.9), (SectionKey(2), 0.5), (SectionKey(5), 0.5)]);
+        assert_eq!(top_k(scored, 0), vec![]);
+    }
+
+    #[test]
+    fn wrong_dimensions_are_errors_not_panics() {
+        let partition = VectorPartition::quantize(4, vec![(SectionKey(1), vec![1.0, 0.0, 0.0, 0.0])]).unwrap();
+        assert!(partition.scan(&[1.0, 0.0], &mut Vec::new()).is_err());
+        assert!(VectorPartition::quantize(4, vec![(SectionKey(1), vec![1.0])]).is_err());
+        let mut broken = partition.clone();
+        broken.codes.0.pop();
+        assert!(broken.scan(&[1.0, 0.0, 0.0, 0.0], &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn round_trips_through_cbor() {
+        let partition = VectorPartition::quantize(8, vec![(SectionKey(3), unit(vec![1.0; 8]))]).unwrap();
+        let shard = crate::shard::encode_shard(ShardKind::Vectors, 0, &partition, None, None).unwrap();
+        let back: VectorPartition = crate::shard::decode_shard(&shard.entry, &shard.bytes).unwrap();
+        assert_eq!(back, partition);
+    }
 }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::AnalyzerConfig;
 use crate::chunk::ChunkerConfig;
+use crate::dense::DenseInfo;
 use crate::error::{Error, Result};
 use crate::hashing::sha256_hex;
 use crate::lexical::LexicalStats;
@@ -44,6 +45,11 @@ pub struct Manifest {
     pub lexical: LexicalStats,
     /// Sorted by (kind, partition).
     pub shards: Vec<ShardEntry>,
+    /// The dense side (encoder profile, model id, calibrated coverage thresholds); absent in
+    /// a lexical-only build, whose manifest is then byte-identical to one written before
+    /// vectors existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense: Option<DenseInfo>,
 }
 
 impl Manifest {
@@ -58,10 +64,22 @@ impl Manifest {
     ) -> Result<Manifest> {
         shards.sort_by_key(|s| (s.kind, s.partition));
         let mut manifest =
-            Manifest { format: FORMAT_VERSION, build_id: String::new(), generator, stats, analyzer, chunker, lexical, shards };
-        let digest = sha256_hex(&to_cbor(&manifest)?);
-        manifest.build_id = digest[..16].to_string();
+            Manifest { format: FORMAT_VERSION, build_id: String::new(), generator, stats, analyzer, chunker, lexical, shards, dense: None };
+        manifest.build_id = manifest.compute_build_id()?;
         Ok(manifest)
+    }
+
+    /// The same manifest with the dense side recorded (the build id is recomputed).
+    pub fn with_dense(mut self, dense: DenseInfo) -> Result<Manifest> {
+        self.dense = Some(dense);
+        self.build_id = self.compute_build_id()?;
+        Ok(self)
+    }
+
+    fn compute_build_id(&self) -> Result<String> {
+        let mut unnamed = self.clone();
+        unnamed.build_id = String::new();
+        Ok(sha256_hex(&to_cbor(&unnamed)?)[..16].to_string())
     }
 
     /// Encode: the bytes, the object name (`manifests/manifest-<sha256[..20]>.cbor`) and the
@@ -159,6 +177,38 @@ mod tests {
         let (_, mut bytes, pointer) = manifest().encode().unwrap();
         bytes[10] ^= 0x20;
         assert!(matches!(Manifest::decode(&pointer, &bytes), Err(Error::ShardHashMismatch { .. })));
+    }
+
+    #[test]
+    fn a_lexical_only_manifest_has_no_dense_key_and_unknown_kinds_are_refused() {
+        let m = manifest();
+        let (_, bytes, _) = m.encode().unwrap();
+        let value: ciborium::Value = ciborium::from_reader(&bytes[..]).unwrap();
+        let keys: Vec<String> =
+            value.as_map().unwrap().iter().filter_map(|(k, _)| k.as_text().map(str::to_string)).collect();
+        assert!(!keys.contains(&"dense".to_string()), "{keys:?}");
+        // A kind this reader does not know (as `vectors` is to a reader older than it) makes
+        // the manifest undecodable: the build is refused, never served without it.
+        let mut value = value;
+        for (k, v) in value.as_map_mut().unwrap() {
+            if k.as_text() == Some("shards") {
+                let first = &mut v.as_array_mut().unwrap()[0];
+                for (fk, fv) in first.as_map_mut().unwrap() {
+                    if fk.as_text() == Some("kind") {
+                        *fv = ciborium::Value::Text("hnsw".into());
+                    }
+                }
+            }
+        }
+        let mut tampered = Vec::new();
+        ciborium::into_writer(&value, &mut tampered).unwrap();
+        let pointer = Pointer {
+            format: FORMAT_VERSION,
+            build_id: m.build_id.clone(),
+            manifest: "manifests/x.cbor".into(),
+            sha256: sha256_hex(&tampered),
+        };
+        assert!(matches!(Manifest::decode(&pointer, &tampered), Err(Error::Decode { .. })));
     }
 
     #[test]

@@ -164,6 +164,27 @@ impl<S: ShardStore> IndexReader<S> {
         Ok(value)
     }
 
+    /// A value derived from one shard (e.g. the query encoder built from the `model` shard),
+    /// computed once and kept in the cache under `<tag>:<sha256>` like a decoded shard. The
+    /// raw bytes are fetched, verified and handed to `derive` as the decoded payload `P`,
+    /// which is then dropped, so only the derived value stays in memory.
+    pub async fn load_derived<P, T>(&self, entry: &ShardEntry, tag: &str, derive: impl FnOnce(P) -> Result<T>) -> Result<Arc<T>>
+    where
+        P: DeserializeOwned,
+        T: Send + Sync + 'static,
+    {
+        let key = format!("{tag}:{}", entry.sha256);
+        if let Some(hit) = self.cache.get::<T>(&key) {
+            return Ok(hit);
+        }
+        let bytes = self.store.get(&entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+        let payload = decode_shard::<P>(entry, &bytes)?;
+        drop(bytes);
+        let value = Arc::new(derive(payload)?);
+        self.cache.insert(&key, entry.size, value.clone());
+        Ok(value)
+    }
+
     /// Load several shards of one type concurrently.
     pub async fn load_many<T: DeserializeOwned + Send + Sync + 'static>(&self, entries: &[&ShardEntry]) -> Result<Vec<Arc<T>>> {
         join_all(entries.iter().map(|e| self.load::<T>(e))).await.into_iter().collect()
@@ -208,6 +229,12 @@ impl<S: ShardStore> IndexReader<S> {
 
     pub async fn sections(&self, partition: u32) -> Result<Arc<SectionPartition>> {
         self.load(self.manifest.partition(ShardKind::Sections, partition)?).await
+    }
+
+    /// Every `vectors` partition (empty when the index has no vectors).
+    pub async fn vectors(&self) -> Result<Vec<Arc<crate::dense::VectorPartition>>> {
+        let entries: Vec<&ShardEntry> = self.manifest.shards_of(ShardKind::Vectors).collect();
+        self.load_many(&entries).await
     }
 
     pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {

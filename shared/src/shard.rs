@@ -49,6 +49,11 @@ pub enum ShardKind {
     Mentions,
     /// The RDF projection as a dictionary-encoded, entailed triple store (`sparql::Store`).
     Rdf,
+    /// Dense section vectors, int8 with per-dimension scales, partitioned by page range like
+    /// `sections` (present only when the build had an embedding model).
+    Vectors,
+    /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`).
+    Model,
 }
 
 impl ShardKind {
@@ -64,6 +69,8 @@ impl ShardKind {
             ShardKind::Kg => "kg",
             ShardKind::Mentions => "mentions",
             ShardKind::Rdf => "rdf",
+            ShardKind::Vectors => "vectors",
+            ShardKind::Model => "model",
         }
     }
 }

@@ -20,7 +20,7 @@
 //! padding. `embed_batch` is a loop; callers wanting several cores can share one `Encoder`
 //! between threads (it is `Send + Sync`).
 
-mod kernels;
+pub(crate) mod kernels;
 mod shard;
 
 pub use shard::{

