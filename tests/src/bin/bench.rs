@@ -48,10 +48,42 @@ fn main() {
         .collect();
     println!("wiki: {}  ({} queries)", wiki.display(), queries.len());
     let started = Instant::now();
-    let compiled = compile_dir(&wiki);
-    println!("compiled {} pages, {} sections in {:.2} s", compiled.manifest.stats.pages, compiled.manifest.stats.sections, started.elapsed().as_secs_f64());
     let dir = scratch("bench").join("index");
-    wikantik_index_builder::output::write_index(&dir, &compiled, 1).expect("write index");
+    // With the model and a release index-builder at hand, build with vectors so hybrid is
+    // measured for real (embeddings come from the shared cache); otherwise lexical only.
+    let root = wikantik_tests::repo_root();
+    let model = std::env::var_os("WIKANTIK_MODEL")
+        .map(std::path::PathBuf::from)
+        .or_else(|| Some(root.join(".cache/models/all-MiniLM-L6-v2")).filter(|p| p.is_dir()));
+    let builder = root.join("target/release/index-builder");
+    match model.filter(|_| builder.is_file()) {
+        Some(model) => {
+            let status = std::process::Command::new(&builder)
+                .arg("build")
+                .arg(&wiki)
+                .arg("--out")
+                .arg(&dir)
+                .arg("--model")
+                .arg(&model)
+                .arg("--embedding-cache")
+                .arg(root.join(".cache/embeddings"))
+                .arg("-q")
+                .status()
+                .expect("run index-builder");
+            assert!(status.success(), "index-builder build --model failed");
+            println!("built with vectors ({}) in {:.2} s", model.display(), started.elapsed().as_secs_f64());
+        }
+        None => {
+            let compiled = compile_dir(&wiki);
+            wikantik_index_builder::output::write_index(&dir, &compiled, 1).expect("write index");
+            println!(
+                "built {} pages, {} sections WITHOUT vectors (no model or no release index-builder: hybrid = lexical) in {:.2} s",
+                compiled.manifest.stats.pages,
+                compiled.manifest.stats.sections,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
 
     let reader = block_on(IndexReader::open(DirStore::new(&dir), Arc::new(ShardCache::new(512 << 20)))).expect("open");
     let caller = Caller::anonymous();
