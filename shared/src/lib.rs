@@ -16,6 +16,7 @@ pub mod chunk;
 pub mod citation;
 pub mod compile;
 pub mod coverage;
+pub mod dates;
 pub mod dense;
 pub mod encoder;
 pub mod error;

@@ -5,6 +5,7 @@
 //! `xsd:float`/`xsd:double` as `f64`. A type error makes a `FILTER` false and leaves a `BIND` unbound, as
 //! SPARQL says; only bounds and unsupported features abort a query.
 
+use crate::dates::days_from_civil;
 use super::eval::{get, term_of_literal, Ctx, Row};
 use super::term::{Term, RDF_LANG_STRING, XSD, XSD_STRING};
 use super::SparqlError;
@@ -379,17 +380,6 @@ pub(crate) fn ebv(t: &Term) -> E<bool> {
         }
     }
     Err(EvalError::Type)
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian civil date.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// Parses an `xsd:dateTime` or `xsd:date` lexical form into seconds since the epoch (UTC

@@ -16,36 +16,12 @@ use serde_json::{json, Value};
 use crate::access::Caller;
 use crate::catalog::{PageRecord, PageTable};
 use crate::compile::{BodyPartition, PageBody};
+use crate::dates::{civil_from_days, days_from_civil};
 use crate::error::Result;
 use crate::reader::{IndexReader, ShardStore};
 use crate::spine::ClusterPath;
 
 const SECONDS_PER_DAY: i64 = 86_400;
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date `(year, month, day)` of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
 
 /// `unix` seconds as an ISO-8601 UTC instant, `YYYY-MM-DDTHH:MM:SSZ` (Java's `Instant.toString`
 /// for whole seconds).
