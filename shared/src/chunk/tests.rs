@@ -903,15 +903,9 @@ fn strip_frontmatter(file: &str) -> &str {
 #[cfg(not(target_arch = "wasm32"))]
 #[test]
 fn real_corpus_chunks_within_the_reference_ballpark() {
-    let directory = std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/corpus/wikantik-pages"
-    ));
-    let directory = if directory.is_dir() {
-        directory.to_path_buf()
-    } else {
-        std::path::PathBuf::from("/work/shared/corpus/wikantik-pages")
-    };
+    let directory = std::env::var_os("WIKANTIK_CORPUS").map(std::path::PathBuf::from).unwrap_or_else(|| {
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/wikantik-pages")).to_path_buf()
+    });
     let Ok(entries) = std::fs::read_dir(&directory) else {
         println!(
             "SKIPPED: corpus directory {} not found",
