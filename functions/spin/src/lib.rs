@@ -17,12 +17,8 @@ pub mod sigv4;
 
 /// Routes served by this build, from its cargo features.
 pub fn route_enabled(path: &str) -> bool {
-    match path.trim_end_matches('/') {
-        "/api/bundle" => cfg!(feature = "bundle"),
-        "/api/briefing" => cfg!(feature = "briefing"),
-        "/knowledge-mcp" => cfg!(feature = "mcp"),
-        _ => true,
-    }
+    wikantik::service::Surfaces { bundle: cfg!(feature = "bundle"), briefing: cfg!(feature = "briefing"), mcp: cfg!(feature = "mcp") }
+        .serves(path)
 }
 
 /// A base URL split into scheme+authority (`http://host:port`), authority and path prefix

@@ -13,17 +13,10 @@
 //!
 //! Natively this crate is empty (the `worker` crate is a wasm32-only dependency).
 
-/// Routes served by this build, from its cargo features (shared with the Spin adapter's logic).
+/// Routes served by this build, from its cargo features.
 pub fn route_enabled(path: &str) -> bool {
-    let path = path.trim_end_matches('/');
-    match path {
-        "/health" | "" => true,
-        "/api/bundle" => cfg!(feature = "bundle"),
-        "/api/briefing" => cfg!(feature = "briefing"),
-        "/knowledge-mcp" => cfg!(feature = "mcp"),
-        // Unknown routes go to the core, which answers its own 404.
-        _ => true,
-    }
+    wikantik::service::Surfaces { bundle: cfg!(feature = "bundle"), briefing: cfg!(feature = "briefing"), mcp: cfg!(feature = "mcp") }
+        .serves(path)
 }
 
 #[cfg(target_arch = "wasm32")]
