@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
+use wikantik::hashing::sha256_hex;
 use wikantik::encoder::{Encoder, ModelShard};
 
 use crate::error::{BuildError, Result};
@@ -32,7 +32,7 @@ pub fn load_model(path: &Path) -> Result<(ModelShard, String)> {
         let bytes = std::fs::read(path).map_err(|e| BuildError::io(path, e))?;
         (ModelShard::from_cbor(&bytes)?, bytes)
     };
-    let digest = hex(&Sha256::digest(&bytes));
+    let digest = sha256_hex(&bytes);
     let id = format!("{}@{}", shard.name, &digest[..16]);
     Ok((shard, id))
 }
@@ -40,10 +40,6 @@ pub fn load_model(path: &Path) -> Result<(ModelShard, String)> {
 /// The model named by `--model`, else by `WIKANTIK_MODEL` (empty = none).
 pub fn model_path(flag: Option<PathBuf>) -> Option<PathBuf> {
     flag.or_else(|| std::env::var_os(MODEL_ENV).filter(|v| !v.is_empty()).map(PathBuf::from))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What one embedding run did.
@@ -69,7 +65,7 @@ impl EmbeddingCache {
     }
 
     fn path(&self, text: &str) -> PathBuf {
-        let sha = hex(&Sha256::digest(text.as_bytes()));
+        let sha = sha256_hex(text.as_bytes());
         self.dir.join(&sha[..2]).join(format!("{sha}.f32"))
     }
 

@@ -19,9 +19,7 @@ pub struct Credentials {
     pub region: String,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+use wikantik::hashing::to_hex as hex;
 
 fn hmac(key: &[u8], data: &str) -> Vec<u8> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
