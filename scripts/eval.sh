@@ -21,9 +21,9 @@ if [[ ! -d "$CORPUS" || ! -f "$QUERIES" ]]; then
 fi
 
 # The floors (hybrid mode). Measured: see README "Retrieval defaults and evaluation".
-MIN_R5=${MIN_R5:-0.82}
-MIN_R20=${MIN_R20:-0.97}
-MIN_MRR=${MIN_MRR:-0.67}
+MIN_R5=${MIN_R5:-0.90}
+MIN_R20=${MIN_R20:-0.975}
+MIN_MRR=${MIN_MRR:-0.68}
 
 started=$(date +%s)
 scripts/fetch-model.sh

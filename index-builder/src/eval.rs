@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use wikantik::access::Caller;
-use wikantik::bundle::{ranked_sections, BundleConfig, RetrievalMode};
+use wikantik::bundle::{ranked_sections, rankings, BundleConfig, RetrievalMode};
 use wikantik::reader::{IndexReader, ShardStore};
 
 use crate::error::{BuildError, Result};
@@ -94,6 +94,39 @@ pub async fn evaluate<S: ShardStore>(
         ranks,
         top_similarity,
     })
+}
+
+/// How deep [`dump_rankings`] writes each raw ranking.
+const DUMP_DEPTH: usize = 200;
+
+/// Write, per query, the raw BM25 and dense section rankings ([`DUMP_DEPTH`] deep) with each
+/// section's page slug and score as one JSON line: the material for studying fusion methods
+/// without rebuilding the index.
+pub async fn dump_rankings<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQuery], config: &BundleConfig, path: &Path) -> Result<()> {
+    let caller = Caller::anonymous();
+    let pages = reader.pages().await?;
+    let index = pages.key_index();
+    let slug_of = |chunk_id: &str| {
+        let key = u64::from_str_radix(chunk_id, 16).unwrap_or(0);
+        let page_key = (key >> 16) as u32;
+        index.get(&page_key).and_then(|&i| pages.pages.get(i)).map(|p| p.slug.clone()).unwrap_or_default()
+    };
+    let mut out = String::new();
+    for q in queries {
+        let ranked = rankings(reader, &q.query, config, &caller, DUMP_DEPTH).await?;
+        let list = |chunks: &[wikantik::bundle::RankedChunk]| -> Vec<serde_json::Value> {
+            chunks.iter().map(|c| serde_json::json!([slug_of(&c.chunk_id), c.chunk_id, c.score])).collect()
+        };
+        let line = serde_json::json!({
+            "query": q.query,
+            "ideal": q.ideal_page,
+            "bm25": list(&ranked.bm25),
+            "dense": list(&ranked.dense),
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    std::fs::write(path, out).map_err(|e| BuildError::io(path, e))
 }
 
 /// `recall@5 + recall@20 + MRR`: the single number the tuning grid maximises (ties keep

@@ -61,6 +61,10 @@ enum Command {
         /// and the coverage-threshold calibration, and print them in full.
         #[arg(long)]
         grid: bool,
+        /// Also write each query's raw BM25 and dense section rankings (200 deep, with page
+        /// slugs and scores) as JSON lines to this file, for studying fusion methods offline.
+        #[arg(long, value_name = "FILE")]
+        dump_rankings: Option<PathBuf>,
         #[command(flatten)]
         dense: DenseArgs,
     },
@@ -183,11 +187,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build { wiki, out, keep_builds, lenient, quiet, dense } => build(&wiki, &out, keep_builds, lenient, quiet, &dense),
-        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr, grid, dense } => evaluate(
+        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr, grid, dump_rankings, dense } => evaluate(
             &wiki,
             &queries,
             Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr },
             grid,
+            dump_rankings.as_deref(),
             &dense,
         ),
         Command::Keys { command: KeysCommand::New { scopes, principals, label } } => new_key(&scopes, &principals, label.as_deref()),
@@ -281,7 +286,7 @@ struct Floors {
     mrr: f64,
 }
 
-fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, run_grid: bool, dense: &DenseArgs) -> Result<()> {
+fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, run_grid: bool, dump: Option<&std::path::Path>, dense: &DenseArgs) -> Result<()> {
     use wikantik::bundle::{BundleConfig, RetrievalMode};
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
     use wikantik_index_builder::eval;
@@ -324,6 +329,10 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, r
 
     if run_grid {
         run_tuning_grid(&reader, &queries, &config, &reports)?;
+    }
+    if let Some(path) = dump {
+        pollster::block_on(eval::dump_rankings(&reader, &queries, &config, path))?;
+        println!("raw rankings written to {}", path.display());
     }
 
     let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
@@ -406,14 +415,27 @@ fn run_tuning_grid<S: wikantik::reader::ShardStore>(
     for k in [5.0, 10.0, 20.0, 60.0] {
         for ratio in [0.5, 1.0, 2.0, 3.0, 4.0] {
             let mut c = chosen;
+            c.fusion.method = wikantik::fusion::FusionMethod::Rrf;
             c.fusion.k = k;
             c.fusion.bm25_weight = 0.5;
             c.fusion.dense_weight = 0.5 * ratio;
-            fusion.push((format!("k {k} bm25 0.5 dense {}", 0.5 * ratio), c));
+            fusion.push((format!("rrf k {k} bm25 0.5 dense {}", 0.5 * ratio), c));
+        }
+    }
+    for card_weight in [0.0, 0.3, 0.5, 0.7] {
+        for dense_share in [0.5, 0.6, 0.7, 0.8, 0.9] {
+            for pool in [50, 100, 200] {
+                let mut c = chosen;
+                c.fusion.method = wikantik::fusion::FusionMethod::Convex;
+                c.fusion.card_weight = card_weight;
+                c.fusion.dense_share = dense_share;
+                c.fusion.pool = pool;
+                fusion.push((format!("convex card {card_weight} dense {dense_share} pool {pool}"), c));
+            }
         }
     }
     let rows = pollster::block_on(eval::grid(reader, queries, RetrievalMode::Hybrid, fusion))?;
-    println!("{}", eval::render_grid("grid 2: RRF k and weights (hybrid mode, boosts from grid 1)", &rows));
+    println!("{}", eval::render_grid("grid 2: fusion method and parameters (hybrid mode, boosts from grid 1)", &rows));
 
     let caller = Caller::anonymous();
     let mut off_topic = Vec::new();

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Caller;
 use crate::coverage::{Coverage, CoverageThresholds, CoveredSection};
-use crate::dense::dense_candidates;
+use crate::dense::dense_search;
 use crate::error::{Error, Result};
-use crate::fusion::{fuse, FusionConfig};
+use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
 use crate::hashing::sha256_hex;
 use crate::lexical::{Bm25Params, ScoredSection, SectionKey};
 use crate::reader::{IndexReader, ShardStore};
@@ -73,7 +73,16 @@ impl BundleConfig {
 impl Default for BundleConfig {
     fn default() -> Self {
         BundleConfig {
-            fusion: FusionConfig { k: 20.0, bm25_weight: 0.5, dense_weight: 1.5, truncate: 20 },
+            fusion: FusionConfig {
+                method: FusionMethod::Convex,
+                k: 20.0,
+                bm25_weight: 0.5,
+                dense_weight: 1.5,
+                truncate: 20,
+                dense_share: 0.7,
+                card_weight: 0.5,
+                pool: 50,
+            },
             bm25: Bm25Params::default(),
             candidates: 300,
             default_sections: 12,
@@ -161,6 +170,8 @@ struct Candidates {
     lexical: Vec<ScoredSection>,
     /// `None` when the dense side is unavailable (no vectors, no encoder, or it failed).
     dense: Option<Vec<(SectionKey, f32)>>,
+    /// The query's cosine with each page card (empty without cards).
+    cards: BTreeMap<u32, f32>,
 }
 
 async fn candidates<S: ShardStore>(
@@ -175,9 +186,10 @@ async fn candidates<S: ShardStore>(
     let index = pages.key_index();
     let viewable = |key: SectionKey| index.get(&key.page_key()).and_then(|&i| pages.pages.get(i)).is_some_and(|p| caller.can_view(p));
     // Dense failure degrades to lexical with `unknown` coverage, never to an error.
-    let dense = dense_candidates(reader, query, depth).await.ok().flatten().map(|list| {
-        list.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()
-    });
+    let (dense, cards) = match dense_search(reader, query, depth).await.ok().flatten() {
+        Some(hits) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards),
+        None => (None, BTreeMap::new()),
+    };
     let lexical = if want_lexical || dense.is_none() {
         // Score deeper than we keep, so filtering restricted sections cannot starve the list.
         lexical_candidates(reader, query, &config.bm25, depth.saturating_mul(2))
@@ -189,7 +201,7 @@ async fn candidates<S: ShardStore>(
     } else {
         Vec::new()
     };
-    Ok(Candidates { lexical, dense })
+    Ok(Candidates { lexical, dense, cards })
 }
 
 /// Assemble a bundle.
@@ -242,7 +254,22 @@ pub async fn ranked_sections<S: ShardStore>(
     let lexical_keys: Vec<SectionKey> = found.lexical.iter().map(|s| s.key).collect();
     let ranked: Vec<SectionKey> = match (&found.dense, mode) {
         (None, _) | (Some(_), RetrievalMode::Lexical) => lexical_keys,
-        (Some(dense), RetrievalMode::Dense) => dense.iter().map(|(k, _)| *k).collect(),
+        (Some(dense), RetrievalMode::Dense) => dense_ranking(dense, &found.cards, config.fusion.card_weight, &[]).into_iter().map(|(k, _)| k).collect(),
+        (Some(dense), RetrievalMode::Hybrid) if config.fusion.method == FusionMethod::Convex => {
+            let pool = config.fusion.pool;
+            let lexical: Vec<(SectionKey, f64)> = found.lexical.iter().take(pool).map(|s| (s.key, f64::from(s.score))).collect();
+            let dense_pool = &dense[..pool.min(dense.len())];
+            let dense_scores = dense_ranking(dense_pool, &found.cards, config.fusion.card_weight, &lexical_keys[..pool.min(lexical_keys.len())]);
+            let mut ranked: Vec<SectionKey> = convex(&lexical, &dense_scores, config.fusion.dense_share, usize::MAX).into_iter().map(|(k, _)| k).collect();
+            // Deeper than the pools (only evaluations ask): the rest of each list, in order.
+            let mut seen: BTreeSet<SectionKey> = ranked.iter().copied().collect();
+            for key in lexical_keys.iter().skip(pool).chain(dense.iter().skip(pool).map(|(k, _)| k)) {
+                if seen.insert(*key) {
+                    ranked.push(*key);
+                }
+            }
+            ranked
+        }
         (Some(dense), RetrievalMode::Hybrid) => {
             let dense_keys: Vec<SectionKey> = dense.iter().map(|(k, _)| *k).collect();
             let truncate = if config.fusion.truncate == 0 { 0 } else { config.fusion.truncate.max(wanted) };
@@ -278,6 +305,34 @@ pub async fn ranked_sections<S: ShardStore>(
         }
     }
     Ok((sections, top_similarity))
+}
+
+/// Dense scores of sections with their page's card mixed in:
+/// `card_weight × card(page) + (1 − card_weight) × cosine(section)`, best first, ties by key.
+/// `also` are further sections (the lexical pool) scored the same way; their cosine, when
+/// not in `dense`, is taken as `dense`'s lowest (they ranked below every dense candidate).
+/// Without cards the section's cosine alone decides.
+fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_weight: f64, also: &[SectionKey]) -> Vec<(SectionKey, f64)> {
+    let weight = if cards.is_empty() { 0.0 } else { card_weight };
+    let floor = dense.iter().map(|(_, c)| f64::from(*c)).fold(f64::INFINITY, f64::min);
+    let lowest_card = cards.values().map(|c| f64::from(*c)).fold(f64::INFINITY, f64::min);
+    let score = |key: SectionKey, cosine: f64| {
+        let card = cards.get(&key.page_key()).map(|c| f64::from(*c)).unwrap_or(lowest_card);
+        if weight > 0.0 {
+            weight * card + (1.0 - weight) * cosine
+        } else {
+            cosine
+        }
+    };
+    let mut scored: BTreeMap<SectionKey, f64> = dense.iter().map(|(k, c)| (*k, score(*k, f64::from(*c)))).collect();
+    if floor.is_finite() {
+        for key in also {
+            scored.entry(*key).or_insert_with(|| score(*key, floor));
+        }
+    }
+    let mut ranked: Vec<(SectionKey, f64)> = scored.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
 }
 
 fn section_of(hit: SectionHit, score: f64) -> BundleSection {
@@ -358,6 +413,27 @@ mod tests {
         assert_eq!(json["citation"]["version"], 3);
         assert_eq!(json["canonicalId"], json["citation"]["canonicalId"]);
         assert_eq!(json["headingPath"][1], "Walkthrough");
+    }
+
+    #[test]
+    fn page_cards_lift_the_sections_of_the_page_a_query_is_about() {
+        let a = SectionKey::new(1, 0);
+        let b = SectionKey::new(2, 0);
+        let lexical_only = SectionKey::new(3, 4);
+        let dense = [(a, 0.60f32), (b, 0.55)];
+        // Without cards: cosine order; a lexical-only section gets the pool's lowest cosine.
+        let plain = dense_ranking(&dense, &BTreeMap::new(), 0.5, &[lexical_only]);
+        assert_eq!(plain.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, lexical_only]);
+        assert!((plain[2].1 - 0.55).abs() < 1e-6);
+        // Page 2's card matches far better: 0.5·0.9 + 0.5·0.55 > 0.5·0.3 + 0.5·0.60.
+        let cards: BTreeMap<u32, f32> = [(1, 0.3), (2, 0.9), (3, 0.8)].into_iter().collect();
+        let ranked = dense_ranking(&dense, &cards, 0.5, &[lexical_only]);
+        assert_eq!(ranked.iter().map(|x| x.0).collect::<Vec<_>>(), vec![b, lexical_only, a]);
+        // A lexical-only section gets the pool's lowest cosine: 0.5·0.8 + 0.5·0.55.
+        assert!((ranked[1].1 - 0.675).abs() < 1e-6, "{}", ranked[1].1);
+        // card_weight 0 = sections alone.
+        let sections_only = dense_ranking(&dense, &cards, 0.0, &[]);
+        assert_eq!(sections_only.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b]);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::catalog::{assign_page_keys, PageRecord, PageTable};
 use crate::chunk::{chunk_body, ChunkerConfig};
 use crate::citation::{grade, parse_citations, CitationStatus};
 use crate::coverage::CoverageThresholds;
-use crate::dense::{contextual_text, DenseInfo, VectorPartition, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
+use crate::dense::{contextual_text, page_card_text, DenseInfo, VectorPartition, CARD_TEXT, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
 use crate::encoder::ModelShard;
 use crate::error::{Error, Result};
 use crate::graph::PageGraph;
@@ -437,7 +437,7 @@ pub fn compile_with_vectors(
     let (lexical_stats, entries) = builder.finish();
 
     // 8b. Section embeddings (all sections at once, so the embedder can use every core).
-    let embeddings: Option<Vec<Vec<Vec<f32>>>> = match vectors {
+    let embeddings: Option<(Vec<Vec<Vec<f32>>>, Vec<Vec<f32>>)> = match vectors {
         None => None,
         Some(v) => {
             progress(Stage::Embed, 0, 1);
@@ -451,12 +451,17 @@ pub fn compile_with_vectors(
                     });
                 }
             }
+            // One card per page after the sections, in the same call (and embedding cache).
+            for r in &records {
+                inputs.push(page_card_text(&r.title, r.clusters.first().map(String::as_str), &r.summary, &r.tags));
+            }
             let mut flat = (v.embed)(&inputs)?.into_iter();
             if flat.len() != inputs.len() {
-                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections", flat.len(), inputs.len())));
+                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections and page cards", flat.len(), inputs.len())));
             }
             progress(Stage::Embed, 1, 1);
-            Some(chunks.iter().map(|c| flat.by_ref().take(c.len()).collect()).collect())
+            let sections: Vec<Vec<Vec<f32>>> = chunks.iter().map(|c| flat.by_ref().take(c.len()).collect()).collect();
+            Some((sections, flat.collect::<Vec<_>>()))
         }
     };
 
@@ -502,7 +507,7 @@ pub fn compile_with_vectors(
                 })
                 .collect(),
         };
-        if let (Some(v), Some(embeddings)) = (vectors, &embeddings) {
+        if let (Some(v), Some((embeddings, cards))) = (vectors, &embeddings) {
             let rows = range
                 .clone()
                 .flat_map(|i| {
@@ -510,7 +515,8 @@ pub fn compile_with_vectors(
                     embeddings[i].iter().enumerate().map(move |(c, e)| (SectionKey::new(page_key, c as u32), e.clone()))
                 })
                 .collect();
-            let payload = VectorPartition::quantize(v.model.dim, rows)?;
+            let page_cards = range.clone().filter_map(|i| cards.get(i).map(|e| (keys[i], e.clone()))).collect();
+            let payload = VectorPartition::quantize_with_cards(v.model.dim, rows, page_cards)?;
             shards.push(encode_shard(ShardKind::Vectors, p as u32, &payload, first.clone(), last.clone())?);
         }
         shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
@@ -575,6 +581,7 @@ pub fn compile_with_vectors(
             dim: v.model.dim as u32,
             text_format: if v.contextual { TEXT_CONTEXTUAL } else { TEXT_PLAIN }.into(),
             vectors: section_count,
+            card_format: Some(CARD_TEXT.into()),
             thresholds: v.thresholds,
         })?;
     }

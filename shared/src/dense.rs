@@ -35,6 +35,8 @@ pub const PROFILE_QUALITY: &str = "quality";
 pub const TEXT_CONTEXTUAL: &str = "contextual-v1";
 /// Document-text format: the chunk text alone.
 pub const TEXT_PLAIN: &str = "plain";
+/// Page-card format: one vector per page from [`page_card_text`].
+pub const CARD_TEXT: &str = "card-v1";
 
 /// What the manifest records about the dense side of a build.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +51,10 @@ pub struct DenseInfo {
     pub text_format: String,
     /// Number of section vectors.
     pub vectors: u64,
+    /// Page-card format ([`CARD_TEXT`]) when the build embedded one card per page; absent in
+    /// older builds (hybrid then ranks by section vectors alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card_format: Option<String>,
     /// Coverage thresholds calibrated for this model on the evaluation set.
     pub thresholds: CoverageThresholds,
 }
@@ -82,6 +88,28 @@ pub fn contextual_text(title: &str, cluster: Option<&str>, heading_path: &[Strin
     out
 }
 
+/// The embedder input for a page's **card** — what the page is about, as its frontmatter
+/// states it: `Page: {title} | Cluster: {cluster}`, then `\nSummary: {summary}` and
+/// `\nTags: {a, b}` when present. A card vector lets a query that matches what a page is
+/// *about* find it even when no single section says so in the query's words (the page-level
+/// fields of the reference's Lucene search, done densely).
+pub fn page_card_text(title: &str, cluster: Option<&str>, summary: &str, tags: &[String]) -> String {
+    let mut out = format!("Page: {title}");
+    if let Some(cluster) = cluster.filter(|c| !c.trim().is_empty()) {
+        out.push_str(" | Cluster: ");
+        out.push_str(cluster.trim());
+    }
+    if !summary.trim().is_empty() {
+        out.push_str("\nSummary: ");
+        out.push_str(summary.trim());
+    }
+    if !tags.is_empty() {
+        out.push_str("\nTags: ");
+        out.push_str(&tags.join(", "));
+    }
+    out
+}
+
 /// Payload of a `vectors` shard: the section vectors of a page range.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VectorPartition {
@@ -92,18 +120,35 @@ pub struct VectorPartition {
     pub keys: Vec<u64>,
     /// `keys.len() × dim` int8 codes, row-major.
     pub codes: I8Bytes,
+    /// Page keys of the partition's **page cards** (see [`page_card_text`]), ascending; empty
+    /// in indexes built before cards existed.
+    #[serde(default)]
+    pub card_keys: Vec<u32>,
+    /// `card_keys.len() × dim` int8 codes, row-major, with the same per-dimension scales.
+    #[serde(default)]
+    pub card_codes: I8Bytes,
 }
 
 impl VectorPartition {
     /// Quantize `rows` (each `dim` long) with one symmetric scale per dimension
     /// (`max |value| / 127` over the partition's rows).
-    pub fn quantize(dim: usize, mut rows: Vec<(SectionKey, Vec<f32>)>) -> Result<VectorPartition> {
+    pub fn quantize(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>) -> Result<VectorPartition> {
+        VectorPartition::quantize_with_cards(dim, rows, Vec::new())
+    }
+
+    /// [`VectorPartition::quantize`] with page-card vectors (`(page key, vector)`), quantized
+    /// with the same scales (taken over sections and cards together).
+    pub fn quantize_with_cards(dim: usize, mut rows: Vec<(SectionKey, Vec<f32>)>, mut cards: Vec<(u32, Vec<f32>)>) -> Result<VectorPartition> {
         rows.sort_by_key(|(k, _)| *k);
+        cards.sort_by_key(|(k, _)| *k);
         if let Some((key, row)) = rows.iter().find(|(_, r)| r.len() != dim) {
             return Err(Error::Invalid(format!("vector of section {:x} has {} values, expected {dim}", key.0, row.len())));
         }
+        if let Some((key, row)) = cards.iter().find(|(_, r)| r.len() != dim) {
+            return Err(Error::Invalid(format!("card vector of page {key:x} has {} values, expected {dim}", row.len())));
+        }
         let mut scales = vec![0f32; dim];
-        for (_, row) in &rows {
+        for row in rows.iter().map(|(_, r)| r).chain(cards.iter().map(|(_, r)| r)) {
             for (s, v) in scales.iter_mut().zip(row) {
                 if v.is_finite() {
                     *s = s.max(v.abs());
@@ -113,18 +158,25 @@ impl VectorPartition {
         for s in &mut scales {
             *s /= 127.0;
         }
-        let mut codes = Vec::with_capacity(rows.len() * dim);
-        for (_, row) in &rows {
-            for (v, s) in row.iter().zip(&scales) {
-                let q = if *s > 0.0 && v.is_finite() { (v / s).round().clamp(-127.0, 127.0) as i8 } else { 0 };
-                codes.push(q);
+        let encode = |rows: &mut dyn Iterator<Item = &Vec<f32>>| -> Vec<i8> {
+            let mut codes = Vec::new();
+            for row in rows {
+                for (v, s) in row.iter().zip(&scales) {
+                    let q = if *s > 0.0 && v.is_finite() { (v / s).round().clamp(-127.0, 127.0) as i8 } else { 0 };
+                    codes.push(q);
+                }
             }
-        }
+            codes
+        };
+        let codes = encode(&mut rows.iter().map(|(_, r)| r));
+        let card_codes = encode(&mut cards.iter().map(|(_, r)| r));
         Ok(VectorPartition {
             dim: dim as u32,
-            scales: F32Bytes(scales),
             keys: rows.iter().map(|(k, _)| k.0).collect(),
             codes: I8Bytes(codes),
+            card_keys: cards.iter().map(|(k, _)| *k).collect(),
+            card_codes: I8Bytes(card_codes),
+            scales: F32Bytes(scales),
         })
     }
 
@@ -137,7 +189,7 @@ impl VectorPartition {
 
     fn check(&self) -> Result<()> {
         let dim = self.dim as usize;
-        if self.scales.0.len() != dim || self.codes.0.len() != self.keys.len() * dim {
+        if self.scales.0.len() != dim || self.codes.0.len() != self.keys.len() * dim || self.card_codes.0.len() != self.card_keys.len() * dim {
             return Err(Error::Invalid("vectors shard: codes/scales do not match its keys and dimension".into()));
         }
         Ok(())
@@ -147,6 +199,20 @@ impl VectorPartition {
     /// query is folded with the scales, quantized to i16 and multiplied with the int8 codes
     /// four rows at a time (exact integer sums, one f32 rescale per row).
     pub fn scan(&self, query: &[f32], out: &mut Vec<(SectionKey, f32)>) -> Result<()> {
+        let (x, scale) = self.fold_query(query)?;
+        scan_rows(&x, scale, &self.codes.0, self.keys.len(), |i, score| out.push((SectionKey(self.keys[i]), score)));
+        Ok(())
+    }
+
+    /// Dot products of `query` with every page card, appended to `out` as `(page key, score)`.
+    pub fn scan_cards(&self, query: &[f32], out: &mut Vec<(u32, f32)>) -> Result<()> {
+        let (x, scale) = self.fold_query(query)?;
+        scan_rows(&x, scale, &self.card_codes.0, self.card_keys.len(), |i, score| out.push((self.card_keys[i], score)));
+        Ok(())
+    }
+
+    /// The query folded with the scales and quantized to i16, with its rescale factor.
+    fn fold_query(&self, query: &[f32]) -> Result<(Vec<i16>, f32)> {
         self.check()?;
         let dim = self.dim as usize;
         if query.len() != dim {
@@ -155,22 +221,26 @@ impl VectorPartition {
         let folded: Vec<f32> = query.iter().zip(&self.scales.0).map(|(q, s)| q * s).collect();
         let mut x = vec![0i16; dim];
         let scale = quantize_row_i16(&folded, &mut x, i16_activation_limit(dim));
-        let rows = self.keys.len();
-        let codes = &self.codes.0;
-        let row = |i: usize| &codes[i * dim..(i + 1) * dim];
-        let mut i = 0;
-        while i + 4 <= rows {
-            let sums = dot4_i16_i8(&x, [row(i), row(i + 1), row(i + 2), row(i + 3)]);
-            for (j, s) in sums.iter().enumerate() {
-                out.push((SectionKey(self.keys[i + j]), *s as f32 * scale));
-            }
-            i += 4;
+        Ok((x, scale))
+    }
+}
+
+/// `rows` int8 rows of `x.len()` codes each (checked by the caller), dotted with `x` four rows
+/// at a time; `emit(row, score)` gets each row's exact integer sum times `scale`.
+fn scan_rows(x: &[i16], scale: f32, codes: &[i8], rows: usize, mut emit: impl FnMut(usize, f32)) {
+    let dim = x.len();
+    let row = |i: usize| &codes[i * dim..(i + 1) * dim];
+    let mut i = 0;
+    while i + 4 <= rows {
+        let sums = dot4_i16_i8(x, [row(i), row(i + 1), row(i + 2), row(i + 3)]);
+        for (j, s) in sums.iter().enumerate() {
+            emit(i + j, *s as f32 * scale);
         }
-        for r in i..rows {
-            let s: i32 = x.iter().zip(row(r)).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum();
-            out.push((SectionKey(self.keys[r]), s as f32 * scale));
-        }
-        Ok(())
+        i += 4;
+    }
+    for r in i..rows {
+        let s: i32 = x.iter().zip(row(r)).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum();
+        emit(r, s as f32 * scale);
     }
 }
 
@@ -203,6 +273,20 @@ pub async fn dense_candidates<S: ShardStore>(
     query: &str,
     limit: usize,
 ) -> Result<Option<Vec<(SectionKey, f32)>>> {
+    Ok(dense_search(reader, query, limit).await?.map(|hits| hits.sections))
+}
+
+/// What one dense search finds: the best sections and every page card's cosine.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DenseHits {
+    /// The `limit` best sections, best first, ties by key.
+    pub sections: Vec<(SectionKey, f32)>,
+    /// Cosine of the query with each page's card, by page key (empty without cards).
+    pub cards: std::collections::BTreeMap<u32, f32>,
+}
+
+/// [`dense_candidates`] plus the page cards' cosines, from one query embedding.
+pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, limit: usize) -> Result<Option<DenseHits>> {
     let Some(info) = reader.manifest().dense.as_ref() else { return Ok(None) };
     if query.trim().is_empty() {
         return Ok(None);
@@ -212,7 +296,13 @@ pub async fn dense_candidates<S: ShardStore>(
     if vector.len() != info.dim as usize {
         return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
     }
-    Ok(Some(scan_partitions(&reader.vectors().await?, &vector, limit)?))
+    let partitions = reader.vectors().await?;
+    let sections = scan_partitions(&partitions, &vector, limit)?;
+    let mut cards = Vec::new();
+    for partition in &partitions {
+        partition.scan_cards(&vector, &mut cards)?;
+    }
+    Ok(Some(DenseHits { sections, cards: cards.into_iter().collect() }))
 }
 
 /// Exact scan of every partition for `query`: the `limit` best, ties by key.
@@ -294,6 +384,59 @@ mod tests {
         exact.sort_by(|a, b| b.1.total_cmp(&a.1));
         assert_eq!(best[0].0, exact[0].0);
         assert!(best.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
+
+    #[test]
+    fn page_cards_share_the_scales_and_scan_to_cosines() {
+        let dim = 64;
+        let docs = vectors(9, dim, 3);
+        let rows: Vec<(SectionKey, Vec<f32>)> = docs[..6].iter().enumerate().map(|(i, v)| (SectionKey::new(i as u32 / 2, i as u32 % 2), v.clone())).collect();
+        let cards: Vec<(u32, Vec<f32>)> = vec![(2, docs[8].clone()), (0, docs[6].clone()), (1, docs[7].clone())];
+        let partition = VectorPartition::quantize_with_cards(dim, rows, cards).unwrap();
+        assert_eq!(partition.card_keys, vec![0, 1, 2]);
+        let query = vectors(1, dim, 41).remove(0);
+        let mut out = Vec::new();
+        partition.scan_cards(&query, &mut out).unwrap();
+        assert_eq!(out.iter().map(|c| c.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+        for (page, score) in &out {
+            let exact = dot(&query, &docs[6 + *page as usize]);
+            assert!((score - exact).abs() < 0.02, "{score} vs {exact}");
+        }
+        // A card of the wrong length is refused; a partition whose card codes disagree with its
+        // card keys is an error at scan time, never a panic.
+        assert!(VectorPartition::quantize_with_cards(dim, vec![], vec![(1, vec![1.0])]).is_err());
+        let mut broken = partition.clone();
+        broken.card_keys.push(9);
+        assert!(broken.scan_cards(&query, &mut Vec::new()).is_err());
+        assert!(broken.scan(&query, &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn partitions_written_before_page_cards_still_decode() {
+        #[derive(Serialize)]
+        struct Before {
+            dim: u32,
+            scales: F32Bytes,
+            keys: Vec<u64>,
+            codes: I8Bytes,
+        }
+        let old = Before { dim: 2, scales: F32Bytes(vec![0.01, 0.01]), keys: vec![7], codes: I8Bytes(vec![100, 0]) };
+        let mut bytes = Vec::new();
+        ciborium::into_writer(&old, &mut bytes).unwrap();
+        let read: VectorPartition = ciborium::from_reader(&bytes[..]).unwrap();
+        assert!(read.card_keys.is_empty() && read.card_codes.0.is_empty());
+        let mut cards = Vec::new();
+        read.scan_cards(&[1.0, 0.0], &mut cards).unwrap();
+        assert!(cards.is_empty());
+    }
+
+    #[test]
+    fn page_card_text_lists_what_the_page_is_about() {
+        assert_eq!(
+            page_card_text("Deploying", Some("ops"), "How to run it.", &["deploy".into(), "ci".into()]),
+            "Page: Deploying | Cluster: ops\nSummary: How to run it.\nTags: deploy, ci"
+        );
+        assert_eq!(page_card_text("T", None, " ", &[]), "Page: T");
     }
 
     #[test]

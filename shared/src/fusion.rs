@@ -1,9 +1,17 @@
-//! Weighted reciprocal-rank fusion of ranked lists (REFERENCE §2.4, `HybridFuser`).
+//! Fusion of the lexical and dense rankings.
 //!
-//! Each list contributes `weight / (k + rank)` (1-based rank) for its first `truncate`
-//! entries (0 = all); contributions add up across lists. The fused list is sorted by score
-//! descending, ties broken by the item's key ascending — deterministic, unlike the
-//! reference's hash-map order.
+//! Two methods:
+//! - [`FusionMethod::Convex`] (the default): each list's scores are min-max normalised over
+//!   its first `pool` entries, and an item's fused score is `dense_share × dense + (1 −
+//!   dense_share) × lexical` (an item missing from a list gets that list's minimum, 0). Scores
+//!   keep how *much* better one candidate is than the next, which ranks alone throw away.
+//! - [`FusionMethod::Rrf`], the reference's weighted reciprocal-rank fusion (REFERENCE §2.4,
+//!   `HybridFuser`): each list contributes `weight / (k + rank)` (1-based rank) for its first
+//!   `truncate` entries (0 = all); contributions add up across lists.
+//!
+//! Either way the fused list is sorted by score descending, ties broken by the item's key
+//! ascending — deterministic, unlike the reference's hash-map order. README "Retrieval
+//! defaults and evaluation" says how the method and its parameters were chosen.
 
 use std::collections::BTreeMap;
 
@@ -11,15 +19,51 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// How the lexical and dense rankings are combined.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionMethod {
+    /// Min-max normalised scores, convex combination.
+    #[default]
+    Convex,
+    /// Weighted reciprocal-rank fusion (the reference's).
+    Rrf,
+}
+
 /// Fusion settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FusionConfig {
+    #[serde(default)]
+    pub method: FusionMethod,
+    /// RRF: the rank offset `k`.
     pub k: f64,
+    /// RRF: weight of the BM25 list.
     pub bm25_weight: f64,
+    /// RRF: weight of the dense list.
     pub dense_weight: f64,
-    /// Entries per list that contribute; 0 = all.
+    /// RRF: entries per list that contribute; 0 = all.
     pub truncate: usize,
+    /// Convex: weight of the dense score (the rest goes to BM25), in [0, 1].
+    #[serde(default = "default_dense_share")]
+    pub dense_share: f64,
+    /// Share of the page card's cosine in a section's dense score (the rest is the section's
+    /// own cosine), in [0, 1]; 0 without page cards.
+    #[serde(default = "default_card_weight")]
+    pub card_weight: f64,
+    /// Convex: entries per list that are fused (and normalised over).
+    #[serde(default = "default_pool")]
+    pub pool: usize,
+}
+
+fn default_dense_share() -> f64 {
+    0.7
+}
+fn default_card_weight() -> f64 {
+    0.5
+}
+fn default_pool() -> usize {
+    50
 }
 
 impl FusionConfig {
@@ -31,8 +75,39 @@ impl FusionConfig {
         if !valid(self.bm25_weight) || !valid(self.dense_weight) {
             return Err(Error::Invalid("fusion weights must be >= 0".into()));
         }
+        let share = |w: f64| w.is_finite() && (0.0..=1.0).contains(&w);
+        if !share(self.dense_share) || !share(self.card_weight) {
+            return Err(Error::Invalid("fusion dense_share and card_weight must be in [0, 1]".into()));
+        }
+        if self.pool == 0 {
+            return Err(Error::Invalid("fusion pool must be > 0".into()));
+        }
         Ok(())
     }
+}
+
+/// Convex fusion of two scored lists (each best first; only the first `pool` entries of each
+/// take part): min-max normalise each list's scores, then `dense_share × dense + (1 −
+/// dense_share) × lexical`, missing = 0. Sorted by fused score, ties by key.
+pub fn convex<K: Ord + Copy>(lexical: &[(K, f64)], dense: &[(K, f64)], dense_share: f64, pool: usize) -> Vec<(K, f64)> {
+    fn normalised<K: Ord + Copy>(list: &[(K, f64)], pool: usize) -> BTreeMap<K, f64> {
+        let list = &list[..pool.min(list.len())];
+        let lo = list.iter().map(|x| x.1).fold(f64::INFINITY, f64::min);
+        let hi = list.iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+        let span = hi - lo;
+        list.iter().map(|&(k, v)| (k, if span > 0.0 { (v - lo) / span } else { 1.0 })).collect()
+    }
+    let (lex, den) = (normalised(lexical, pool), normalised(dense, pool));
+    let mut scores: BTreeMap<K, f64> = BTreeMap::new();
+    for (k, v) in &lex {
+        *scores.entry(*k).or_insert(0.0) += (1.0 - dense_share) * v;
+    }
+    for (k, v) in &den {
+        *scores.entry(*k).or_insert(0.0) += dense_share * v;
+    }
+    let mut fused: Vec<(K, f64)> = scores.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused
 }
 
 /// Fuse ranked lists of keys. `lists` pairs each list (best first) with its weight.
@@ -75,10 +150,32 @@ mod tests {
     }
 
     #[test]
+    fn convex_fusion_normalises_and_weighs() {
+        // Lexical: a 10, b 5, c 0 → 1, .5, 0. Dense: c .9, a .5, d .1 → 1, .5, 0.
+        let lexical = [(1, 10.0), (2, 5.0), (3, 0.0)];
+        let dense = [(3, 0.9), (1, 0.5), (4, 0.1)];
+        let fused = convex(&lexical, &dense, 0.75, 100);
+        let score = |k| fused.iter().find(|x| x.0 == k).unwrap().1;
+        assert!((score(1) - (0.25 + 0.375)).abs() < 1e-9);
+        assert!((score(3) - 0.75).abs() < 1e-9);
+        assert!((score(2) - 0.125).abs() < 1e-9);
+        assert_eq!(score(4), 0.0);
+        assert_eq!(fused.iter().map(|x| x.0).collect::<Vec<_>>(), vec![3, 1, 2, 4]);
+        // The pool cuts each list before normalising.
+        let fused = convex(&lexical, &dense, 0.5, 1);
+        assert_eq!(fused.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 3]);
+    }
+
+    #[test]
     fn non_positive_k_is_rejected() {
         assert!(fuse::<u32>(&[], 0.0, 0).is_err());
         assert!(fuse::<u32>(&[], -1.0, 0).is_err());
-        assert!(FusionConfig { k: 0.0, bm25_weight: 1.0, dense_weight: 1.0, truncate: 0 }.validate().is_err());
+        let valid = crate::bundle::BundleConfig::default().fusion;
+        assert!(valid.validate().is_ok());
+        assert!(FusionConfig { k: 0.0, ..valid }.validate().is_err());
+        assert!(FusionConfig { dense_share: 1.5, ..valid }.validate().is_err());
+        assert!(FusionConfig { card_weight: f64::NAN, ..valid }.validate().is_err());
+        assert!(FusionConfig { pool: 0, ..valid }.validate().is_err());
     }
 
     #[test]

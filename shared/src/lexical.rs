@@ -302,7 +302,7 @@ impl Default for Bm25Params {
         Bm25Params {
             k1: 1.2,
             b: 0.75,
-            boosts: FieldBoosts { body: 1.0, heading: 1.0, title: 2.0, tags: 1.0, summary: 1.0 },
+            boosts: FieldBoosts { body: 1.0, heading: 2.0, title: 2.0, tags: 2.0, summary: 2.5 },
         }
     }
 }
