@@ -154,7 +154,13 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
         (Err(e), _) | (_, Err(e)) => return index_error(&e),
     };
     let graph = &graph.graph;
-    let Some(page) = caller.page(&table, slug) else { return Response::error(404, "page not found") };
+    let Some(page) = caller.page(&table, slug) else {
+        #[cfg(feature = "acl-mutation")]
+        if let Some(message) = crate::access::mutation::restricted_wording(&table, slug) {
+            return Response::error(404, &message);
+        }
+        return Response::error(404, "page not found");
+    };
     let Some(node) = graph.node(&page.slug) else { return Response::error(404, "page not found") };
     let ok = |n: u32| graph.slug(n).and_then(|s| caller.page(&table, s)).is_some();
     let found = viewable_neighbours(graph, node, direction, depth, limit, &ok);
