@@ -27,7 +27,7 @@ use wikantik::rest::RestConfig;
 use wikantik::service::{handle, ServiceConfig};
 use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
 use wikantik_native::DirStore;
-use wikantik_tests::{block_on, build_wiki, open};
+use wikantik_tests::{block_on, build_wiki_modified_at, open};
 
 const PUBLIC_PAGES: usize = 15;
 const RESTRICTED_PAGES: usize = 45;
@@ -43,6 +43,13 @@ const PATTERNS: [(char, &str); 8] = [
     ('g', "[{ALLOW view Authenticated}]()"),
     ('h', "[{ALLOW view Bob}]()\n\n[{ALLOW edit Engineering}]()"),
 ];
+
+/// An entity declared only by the pages of ACL pattern `a`, whose name a public page mentions
+/// (beside an entity of its own): the mention is public text, but the node, its type and its
+/// co-mention edges exist only for callers who may view a declaring page.
+const HIDDEN_ENTITY: &str = "Lantern Gadget";
+const PUBLIC_ENTITY: &str = "Beacon Tool";
+const MENTIONING_PAGE: usize = 5;
 
 /// Who calls, with the patterns each may view (written from the ACL rules by hand, not computed
 /// by the code under test).
@@ -174,15 +181,17 @@ fn page_text(p: &Gen, all: &[Gen]) -> String {
         None => format!(
             "---\ncanonical_id: {id}\ntitle: {title}\ntype: {kind}\nstatus: active\ncluster: {cluster}\n\
 summary: Public notes on ledger publishing and shard retrieval number {n} for every reader of the wiki.\n\
-author: Pat Public\ndate: 2026-10-01\ntags:\n  - common\n  - topic{n:02}\nrelated:\n  - {next_public}\n---\n\n\
+author: Pat Public\ndate: 2026-10-01\ntags:\n  - common\n  - topic{n:02}\n{entities}related:\n  - {next_public}\n---\n\n\
 # {title}\n\nThis public page explains ledger publishing, shard retrieval and briefing budgets for everyone. \
-It links to [{next_public}]() and mentions the engine that every reader may know about.\n\n\
+It links to [{next_public}]() and mentions the engine that every reader may know about.{mention}\n\n\
 ## Ledger basics\n\nA ledger entry records one publish; the shards of a build are content addressed and \
 the pointer moves last. Retrieval ranks sections lexically and fuses ranks.\n",
             id = p.id,
             title = p.title,
             kind = p.kind,
             cluster = p.cluster,
+            entities = if n == MENTIONING_PAGE { format!("entities:\n  - name: {PUBLIC_ENTITY}\n    type: technology\n") } else { String::new() },
+            mention = if n == MENTIONING_PAGE { format!(" The {PUBLIC_ENTITY} works with the {HIDDEN_ENTITY}.") } else { String::new() },
         ),
         Some(pattern) => {
             let acl = PATTERNS.iter().find(|(l, _)| *l == pattern).unwrap().1;
@@ -193,7 +202,7 @@ summary: Restricted {secret} ledger about {marker} publishing and shard retrieva
 author: {capsecret} Author\ndate: 2026-10-02\nconfidence: provisional\n\
 key_facts:\n  - The {secret} ledger holds {marker} figures.\n\
 tags:\n  - common\n  - {secret}\n  - {marker}\n\
-entities:\n  - name: {capsecret} Engine\n    type: product\n\
+entities:\n  - name: {capsecret} Engine\n    type: product\n{hidden_entity}\
 related:\n  - {public_link}\n---\n\n{acl}\n\n\
 # {title}\n\nThe {secret} ledger covers {marker} publishing, shard retrieval and briefing budgets. \
 The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
@@ -207,6 +216,7 @@ The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
                 capsecret = capital(&p.secret),
                 marker = p.marker,
                 other = other.slug,
+                hidden_entity = if pattern == 'a' { format!("  - name: {HIDDEN_ENTITY}\n    type: product\n") } else { String::new() },
             )
         }
     }
@@ -240,7 +250,9 @@ fn fixture() -> &'static Fixture {
         select_mutation();
         let pages = corpus();
         let files: Vec<(String, String)> = pages.iter().map(|p| (format!("{}.md", p.slug), page_text(p, &pages))).collect();
-        let index = build_wiki("acl-leaks", &files);
+        // One modification time for every page, so the per-caller builds agree on `updated`.
+        let modified = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_790_000_000));
+        let index = build_wiki_modified_at("acl-leaks", &files, modified);
         let views = EVERYONE
             .iter()
             .map(|who| {
@@ -250,7 +262,7 @@ fn fixture() -> &'static Fixture {
                     .filter(|(p, _)| p.pattern.map_or(true, |l| who.sees(l)))
                     .map(|(_, f)| f.clone())
                     .collect();
-                (*who, build_wiki(&format!("acl-leaks-view-{who:?}"), &mine))
+                (*who, build_wiki_modified_at(&format!("acl-leaks-view-{who:?}"), &mine, modified))
             })
             .collect();
         let mut lines = Vec::new();
@@ -344,10 +356,37 @@ fn mcp_body(method: &str, params: Value) -> Request {
 }
 
 /// Call a tool as `who`; returns (isError, structured content or text).
+/// Tools whose answers depend on nothing but the pages the caller may view, so they must equal
+/// the answers from an index of only those pages (the retrieval tools are left out: BM25
+/// statistics cover the whole build, see docs/SECURITY.md, and their answers name the build).
+const OWN_VIEW_TOOLS: [&str; 12] = [
+    "get_page",
+    "list_pages",
+    "list_metadata_values",
+    "list_clusters",
+    "list_tags",
+    "list_pages_by_filter",
+    "get_page_by_id",
+    "query_nodes",
+    "get_node",
+    "traverse",
+    "discover_schema",
+    "sparql_query",
+];
+
 fn tool(who: Who, name: &str, args: Value) -> (bool, Value) {
-    let response = serve(&authorize(who, mcp_body("tools/call", json!({ "name": name, "arguments": args }))));
+    let request = authorize(who, mcp_body("tools/call", json!({ "name": name, "arguments": args })));
+    let response = serve(&request);
     assert_eq!(response.status, 200, "{name}: {}", String::from_utf8_lossy(&response.body));
     check_leaks(who, &format!("{name} {args}"), &args.to_string(), &response);
+    if OWN_VIEW_TOOLS.contains(&name) {
+        let own = serve_on(view_index(who), &request);
+        assert_eq!(
+            String::from_utf8_lossy(&response.body),
+            String::from_utf8_lossy(&own.body),
+            "{name} {args}: {who:?} gets a different answer than from an index of only the pages it may view"
+        );
+    }
     let reply: Value = serde_json::from_slice(&response.body).unwrap();
     let result = &reply["result"];
     let payload = result.get("structuredContent").cloned().unwrap_or_else(|| json!(result["content"][0]["text"]));
@@ -389,15 +428,17 @@ fn tool_args(name: &str) -> Vec<Value> {
         "query_nodes" => vec![json!({ "limit": 200 }), json!({ "node_type": "product", "limit": 200 })],
         "get_node" => {
             let mut v = per_page(&|p| json!({ "node": p.slug }));
-            v.push(json!({ "node": "PublicTopic03" }));
+            v.extend([json!({ "node": "PublicTopic03" }), json!({ "node": HIDDEN_ENTITY }), json!({ "node": PUBLIC_ENTITY })]);
             v
         }
         "traverse" => vec![
+            json!({ "start_node": PUBLIC_ENTITY, "max_depth": 2, "min_shared_chunks": 1 }),
+            json!({ "start_node": HIDDEN_ENTITY, "max_depth": 2 }),
             json!({ "start_node": "PublicTopic03", "max_depth": 3 }),
             json!({ "start_node": "PublicTopic00", "max_depth": 2, "direction": "both" }),
             json!({ "start_node": slugs[0], "max_depth": 2 }),
         ],
-        "search_knowledge" => vec![json!({ "query": "engine" }), json!({ "query": "ledger" })],
+        "search_knowledge" => vec![json!({ "query": "engine" }), json!({ "query": "ledger" }), json!({ "query": "gadget" })],
         "find_similar" => vec![json!({ "node": "PublicTopic03", "limit": 50 }), json!({ "node": slugs[1], "limit": 50 })],
         "sparql_query" => vec![
             json!({ "query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000" }),
@@ -740,7 +781,12 @@ fn no_graph_route_leaks() {
             let answer = graph_get(who, &format!("/api/graph/kg/nodes/{}", encode(&entity)));
             assert_eq!(answer["status"], 200, "{who:?} sees {entity}: {answer}");
         }
-        for start in ["PublicTopic00", "PublicTopic03", "common", &restricted().next().unwrap().slug, "Quillab Engine"] {
+        for node in [HIDDEN_ENTITY, PUBLIC_ENTITY] {
+            let answer = graph_get(who, &format!("/api/graph/kg/nodes/{}", encode(node)));
+            let expected = if node == PUBLIC_ENTITY || who.sees('a') { 200 } else { 404 };
+            assert_eq!(answer["status"], expected, "{who:?} {node}: {answer}");
+        }
+        for start in ["PublicTopic00", "PublicTopic03", "PublicTopic05", PUBLIC_ENTITY, HIDDEN_ENTITY, "common", &restricted().next().unwrap().slug, "Quillab Engine"] {
             for depth in [1, 3, 5] {
                 graph_get(who, &format!("/api/graph/kg/traverse?start={}&max_depth={depth}", encode(start)));
             }
@@ -803,7 +849,12 @@ fn sparql_route_answers_only_from_viewable_pages() {
         sparql_rest(who, "SELECT ?c ?label WHERE { ?c a skos:Concept ; skos:prefLabel ?label }");
         let entities: BTreeSet<String> =
             column(&sparql_rest(who, "SELECT ?e ?label ?page WHERE { ?e rdfs:label ?label ; prov:wasDerivedFrom ?page }"), "label").into_iter().collect();
-        assert_eq!(entities, hidden_seen.iter().map(|p| format!("{} Engine", capital(&p.secret))).collect(), "{who:?} entities");
+        let mut expected_entities: BTreeSet<String> = hidden_seen.iter().map(|p| format!("{} Engine", capital(&p.secret))).collect();
+        expected_entities.insert(PUBLIC_ENTITY.into());
+        if who.sees('a') {
+            expected_entities.insert(HIDDEN_ENTITY.into());
+        }
+        assert_eq!(entities, expected_entities, "{who:?} entities");
         sparql_rest(who, "SELECT ?s ?rel ?o WHERE { ?s ?rel ?o . ?rel rdfs:domain wk:Entity }");
 
         // Counts, with and without GROUP BY, against the counts of the caller's pages.
