@@ -14,7 +14,7 @@
 #
 # Env: LOAD_PROFILE=release builds the host optimised (representative latencies; default debug,
 # which reuses `cargo test`'s artifacts). LOAD_THREADS (client threads, default 4).
-# A Workers (`wrangler dev`) target will be added by the edge adapter.
+# The Worker in `wrangler dev` gets the same mix from scripts/edge-load-test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
