@@ -52,6 +52,9 @@ pub mod mutation {
         McpTools = 2,
         /// The `/api/graph/…` routes ignore the caller's permissions.
         Graph = 3,
+        /// Graph neighbour searches return only viewable pages but step through hidden ones
+        /// (a hidden page's links then show up as shorter paths between visible pages).
+        GraphSteps = 6,
         /// `/sparql` queries see the triples of every page.
         Sparql = 4,
         /// A restricted page is still hidden, but its "not found" answers name it as
@@ -60,10 +63,11 @@ pub mod mutation {
     }
 
     /// Every mutation with its name on the command line.
-    pub const ALL: [(&str, Mutation); 5] = [
+    pub const ALL: [(&str, Mutation); 6] = [
         ("rest-bundles", Mutation::RestBundles),
         ("mcp-tools", Mutation::McpTools),
         ("graph", Mutation::Graph),
+        ("graph-steps", Mutation::GraphSteps),
         ("sparql", Mutation::Sparql),
         ("wording", Mutation::Wording),
     ];
@@ -83,6 +87,7 @@ pub mod mutation {
             3 => Mutation::Graph,
             4 => Mutation::Sparql,
             5 => Mutation::Wording,
+            6 => Mutation::GraphSteps,
             _ => Mutation::None,
         }
     }

@@ -157,9 +157,11 @@ fn corpus() -> Vec<Gen> {
 }
 
 /// The pages a page links to (wikilinks and `related:`): a public page to the next public
-/// page; a restricted page to one public page and to a restricted page of the same ACL (an
-/// author linking across ACLs would put the other slug into this page's own text, which is no
-/// leak). The page text is written from this, and the graph oracle walks it.
+/// page; a restricted page to a public page, to a restricted page of the same ACL (an author
+/// linking across ACLs would put the other slug into this page's own text, which is no leak)
+/// and to a public page seven steps further along the public chain, so a neighbour search that
+/// stepped through a hidden page would find that page too early. The page text is written from
+/// this, and the graph oracle walks it.
 fn link_targets<'a>(p: &Gen, all: &'a [Gen]) -> Vec<&'a Gen> {
     let n = all.iter().position(|q| q.slug == p.slug).unwrap();
     match p.pattern {
@@ -167,7 +169,7 @@ fn link_targets<'a>(p: &Gen, all: &'a [Gen]) -> Vec<&'a Gen> {
         Some(_) => {
             let i = n - PUBLIC_PAGES;
             let other = PUBLIC_PAGES + if i + PATTERNS.len() < RESTRICTED_PAGES { i + PATTERNS.len() } else { i % PATTERNS.len() };
-            vec![&all[n % PUBLIC_PAGES], &all[other]]
+            vec![&all[n % PUBLIC_PAGES], &all[other], &all[(n + 7) % PUBLIC_PAGES]]
         }
     }
 }
@@ -205,7 +207,7 @@ tags:\n  - common\n  - {secret}\n  - {marker}\n\
 entities:\n  - name: {capsecret} Engine\n    type: product\n{hidden_entity}\
 related:\n  - {public_link}\n---\n\n{acl}\n\n\
 # {title}\n\nThe {secret} ledger covers {marker} publishing, shard retrieval and briefing budgets. \
-The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
+The {capsecret} Engine appears here. See [{public_link}](), [{other}]() and [{far_public}]().\n\n\
 ## {capsecret} details\n\nEvery {secret} figure is secret: ledger publishing of {marker} shards, retrieval of \
 {marker} sections and fusion of {secret} ranks.\n",
                 id = p.id,
@@ -216,6 +218,7 @@ The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
                 capsecret = capital(&p.secret),
                 marker = p.marker,
                 other = other.slug,
+                far_public = targets[2].slug,
                 hidden_entity = if pattern == 'a' { format!("  - name: {HIDDEN_ENTITY}\n    type: product\n") } else { String::new() },
             )
         }
