@@ -1,10 +1,15 @@
 # shellcheck shell=bash
 # Shared helper (sourced): build the edge artifacts and start/stop the three targets.
-# Used by scripts/edge-tests.sh and scripts/edge-bench.sh; run from the repository root.
+# Used by scripts/edge-tests.sh, scripts/edge-bench.sh and scripts/edge-load-test.sh; run from
+# the repository root.
 #
-#   edge_prepare     tools, builds, sample index, seeded stores (R2 local, moto, native dir)
-#   edge_start_all   start native, workerd, wasmtime; sets NATIVE_URL WORKERD_URL WASMTIME_URL
-#   edge_stop_all    stop everything started here, by PID (wrangler: launcher + children)
+#   edge_prepare        tools, builds, sample index, seeded stores (R2 local, moto, native dir)
+#   edge_start_all      start native, workerd, wasmtime; sets NATIVE_URL WORKERD_URL WASMTIME_URL
+#   edge_build_worker   the Worker alone (skipped when newer than its sources)
+#   edge_r2_put DIR ""  seed local R2 ($EDGE/r2) with an index directory, pointer last
+#   edge_start_workerd  `wrangler dev --local` alone; sets WORKERD_URL
+#   edge_stop_targets   stop the servers started here, by PID (wrangler: launcher + children)
+#   edge_stop_all       edge_stop_targets, then the S3 server
 # Work files live in .cache/edge (git-ignored).
 
 EDGE="$PWD/.cache/edge"
