@@ -52,14 +52,14 @@ pub mod mutation {
         McpTools = 2,
         /// The `/api/graph/…` routes ignore the caller's permissions.
         Graph = 3,
-        /// Graph neighbour searches return only viewable pages but step through hidden ones
-        /// (a hidden page's links then show up as shorter paths between visible pages).
-        GraphSteps = 6,
         /// `/sparql` queries see the triples of every page.
         Sparql = 4,
         /// A restricted page is still hidden, but its "not found" answers name it as
         /// restricted (briefing pins, `get_page`, graph neighbours): restricted ≠ nonexistent.
         Wording = 5,
+        /// Graph neighbour searches return only viewable pages but step through hidden ones
+        /// (a hidden page's links then show up as shorter paths between visible pages).
+        GraphSteps = 6,
     }
 
     /// Every mutation with its name on the command line.
