@@ -7,14 +7,14 @@
 # free 127.0.0.1 port (4 worker threads, MCP open to anonymous callers), then runs the `load`
 # binary (tests/src/bin/load.rs): 4 client threads with keep-alive connections sending a fixed
 # mix of /api/bundle, /api/briefing and /knowledge-mcp (tools/call, tools/list) requests, at
-# most REQUESTS requests and at most MAX_SECONDS seconds. It prints throughput, p50/p90/p99/max
+# most REQUESTS requests and at most MAX_SECONDS seconds, after one unmeasured warm-up pass. It prints throughput, p50/p90/p99/max
 # per kind and overall, and errors. Fails on any error (non-2xx, transport, JSON-RPC or tool
 # error); LOAD_ENFORCE_LATENCY=1 also fails when p99 > 5 x p50 (off by default: CI machines
 # share their cores, and a scheduler hiccup is not a regression).
 #
 # Env: LOAD_PROFILE=release builds the host optimised (representative latencies; default debug,
 # which reuses `cargo test`'s artifacts). LOAD_THREADS (client threads, default 4).
-# A Workers (`wrangler dev`) target will be added by the edge adapter.
+# The Worker in `wrangler dev` gets the same mix from scripts/edge-load-test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -73,4 +73,4 @@ log "load: $requests requests at most, $max_seconds s at most"
 extra=()
 [ "${LOAD_ENFORCE_LATENCY:-0}" = 1 ] && extra+=(--enforce-latency)
 "$tools/load" --url "http://127.0.0.1:$port" --requests "$requests" --max-seconds "$max_seconds" \
-  --threads "${LOAD_THREADS:-4}" "${extra[@]}"
+  --threads "${LOAD_THREADS:-4}" --warmup 1 "${extra[@]}"

@@ -11,6 +11,9 @@ scripts/install-tools.sh
 echo "== native tests (all crates)"
 cargo test --workspace --locked
 
+echo "== reliability: ACL mutation check (the leak suite must fail under each deliberate ACL bug)"
+scripts/acl-mutation.sh
+
 echo "== retrieval evaluation on the real corpus (lexical / dense / hybrid; a ratchet; skips without ../shared/corpus)"
 scripts/eval.sh
 
@@ -19,6 +22,9 @@ scripts/s3-tests.sh
 
 echo "== edge: native host, Workers in workerd (local R2), Spin component under wasmtime (moto S3): identical responses"
 scripts/edge-tests.sh
+
+echo "== reliability: bounded load test against the Worker in workerd (wrangler dev, local R2)"
+scripts/edge-load-test.sh 500 60
 
 echo "== shell scripts (shellcheck; installed from the OS packages if missing)"
 scripts/lint-shell.sh

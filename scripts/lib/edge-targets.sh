@@ -1,10 +1,15 @@
 # shellcheck shell=bash
 # Shared helper (sourced): build the edge artifacts and start/stop the three targets.
-# Used by scripts/edge-tests.sh and scripts/edge-bench.sh; run from the repository root.
+# Used by scripts/edge-tests.sh, scripts/edge-bench.sh and scripts/edge-load-test.sh; run from
+# the repository root.
 #
-#   edge_prepare     tools, builds, sample index, seeded stores (R2 local, moto, native dir)
-#   edge_start_all   start native, workerd, wasmtime; sets NATIVE_URL WORKERD_URL WASMTIME_URL
-#   edge_stop_all    stop everything started here, by PID (wrangler: launcher + children)
+#   edge_prepare        tools, builds, sample index, seeded stores (R2 local, moto, native dir)
+#   edge_start_all      start native, workerd, wasmtime; sets NATIVE_URL WORKERD_URL WASMTIME_URL
+#   edge_build_worker   the Worker alone (skipped when newer than its sources)
+#   edge_r2_put DIR ""  seed local R2 ($EDGE/r2) with an index directory, pointer last
+#   edge_start_workerd  `wrangler dev --local` alone; sets WORKERD_URL
+#   edge_stop_targets   stop the servers started here, by PID (wrangler: launcher + children)
+#   edge_stop_all       edge_stop_targets, then the S3 server
 # Work files live in .cache/edge (git-ignored).
 
 EDGE="$PWD/.cache/edge"
@@ -48,14 +53,7 @@ edge_prepare() {
     cargo build --locked --profile "$profile" -p wikantik-index-builder -p wikantik-native
     INDEX_BUILDER="$TARGET_DIR/$dir/index-builder"
     NATIVE="$TARGET_DIR/$dir/wikantik-native"
-    # worker-build reruns wasm-bindgen and wasm-opt (Node) every time: skip it when the Worker
-    # is newer than every source it is built from.
-    local wasm=functions/workers/build/index_bg.wasm
-    if [ -f "$wasm" ] && [ -z "$(find shared/src shared/Cargo.toml functions/workers/src functions/workers/Cargo.toml Cargo.lock -newer "$wasm" -print -quit)" ]; then
-        echo "   Worker is up to date ($wasm)"
-    else
-        nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
-    fi
+    edge_build_worker
     cargo build --locked -p wikantik-spin --target wasm32-wasip2 --profile wasm
     SPIN_WASM="$TARGET_DIR/wasm32-wasip2/wasm/wikantik_spin.wasm"
     echo "   builds took $((SECONDS - t0)) s"
@@ -73,6 +71,17 @@ edge_prepare() {
     s3_server_start edge-s3 "$EDGE_BUCKET"
     AWS_ENDPOINT_URL="$S3_ENDPOINT" "$INDEX_BUILDER" publish "$EDGE/index" --to "s3://$EDGE_BUCKET/$EDGE_PREFIX" | tail -2
     edge_r2_put "$EDGE/index" ""
+}
+
+# The Worker (functions/workers/build). worker-build reruns wasm-bindgen and wasm-opt (Node)
+# every time: skip it when the Worker is newer than every source it is built from.
+edge_build_worker() {
+    local wasm=functions/workers/build/index_bg.wasm
+    if [ -f "$wasm" ] && [ -z "$(find shared/src shared/Cargo.toml functions/workers/src functions/workers/Cargo.toml Cargo.lock -newer "$wasm" -print -quit)" ]; then
+        echo "   Worker is up to date ($wasm)"
+    else
+        nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
+    fi
 }
 
 # edge_r2_put DIR SKIP_DIR: put every object of DIR into local R2 (objects also in SKIP_DIR
@@ -124,6 +133,16 @@ edge_start_all() {
     EDGE_PIDS+=($!); WASMTIME_URL="http://127.0.0.1:$port"
     edge_wait wasmtime "$WASMTIME_URL" "$!" "$log"
 
+    edge_start_workerd
+    {
+        echo "WIKANTIK_EDGE_NATIVE=$NATIVE_URL"; echo "WIKANTIK_EDGE_WORKERD=$WORKERD_URL"; echo "WIKANTIK_EDGE_WASMTIME=$WASMTIME_URL"
+        echo "S3_ENDPOINT=$S3_ENDPOINT"; echo "INDEX_BUILDER=$INDEX_BUILDER"
+    } >"$EDGE/targets.env"
+}
+
+# `wrangler dev --local` (workerd) over the local R2 in $EDGE/r2; sets WORKERD_URL.
+edge_start_workerd() {
+    local port log
     port=$(edge_free_port); log="$EDGE/wrangler.log"
     # The root wrangler.toml without its [build] step (the Worker was built above) and with
     # an absolute `main`, so `wrangler dev` does not rebuild (wasm-opt under Node is slow).
@@ -132,10 +151,6 @@ edge_start_all() {
         --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS" >"$log" 2>&1 &
     EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"
     edge_wait workerd "$WORKERD_URL" "$!" "$log"
-    {
-        echo "WIKANTIK_EDGE_NATIVE=$NATIVE_URL"; echo "WIKANTIK_EDGE_WORKERD=$WORKERD_URL"; echo "WIKANTIK_EDGE_WASMTIME=$WASMTIME_URL"
-        echo "S3_ENDPOINT=$S3_ENDPOINT"; echo "INDEX_BUILDER=$INDEX_BUILDER"
-    } >"$EDGE/targets.env"
 }
 
 # Stop a process and its descendants (wrangler → node → workerd), children first, by PID.

@@ -272,7 +272,10 @@ pub async fn assemble_briefing<S: ShardStore>(
     for pin in &request.pins {
         let matched = ledger.items.iter().any(|i| &i.slug == pin || &i.canonical_id == pin);
         if !matched && warned.insert(pin.as_str()) {
-            warnings.push(format!("unknown pin: {pin}"));
+            let warning = format!("unknown pin: {pin}");
+            #[cfg(feature = "acl-mutation")]
+            let warning = crate::access::mutation::restricted_wording(&pages, pin).unwrap_or(warning);
+            warnings.push(warning);
         }
     }
     let used_tokens = ledger.sections.iter().map(|s| estimate_tokens(&s.text) as i64).sum::<i64>()

@@ -63,6 +63,16 @@ pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, requ
         Ok(c) => c,
         Err(response) => return response,
     };
+    #[cfg(feature = "acl-mutation")]
+    let caller = {
+        use crate::access::mutation::{caller_for, Mutation};
+        let surface = match path {
+            "/sparql" => Mutation::Sparql,
+            _ if graph => Mutation::Graph,
+            _ => Mutation::RestBundles,
+        };
+        caller_for(surface, &caller)
+    };
     let response = match path {
         _ if graph => crate::graph_api::handle(reader, request, path, config, &caller).await,
         "/api/bundle" => bundle(reader, request, config, &caller).await,

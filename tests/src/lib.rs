@@ -51,11 +51,20 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
 /// Write `pages` (file name, text) into a fresh wiki directory, build it, and return the
 /// index directory.
 pub fn build_wiki(name: &str, pages: &[(String, String)]) -> PathBuf {
+    build_wiki_modified_at(name, pages, None)
+}
+
+/// [`build_wiki`], with every page file's modification time (a page's `updated` outside git)
+/// set to `modified` when given, so two builds of the same pages agree on it.
+pub fn build_wiki_modified_at(name: &str, pages: &[(String, String)], modified: Option<std::time::SystemTime>) -> PathBuf {
     let root = scratch(name);
     let wiki = root.join("wiki");
     std::fs::create_dir_all(&wiki).expect("create wiki dir");
     for (file, text) in pages {
         std::fs::write(wiki.join(file), text).expect("write page");
+        if let Some(at) = modified {
+            std::fs::File::options().write(true).open(wiki.join(file)).and_then(|f| f.set_modified(at)).expect("set page mtime");
+        }
     }
     let out = root.join("index");
     let compiled = compile_dir(&wiki);

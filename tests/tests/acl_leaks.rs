@@ -11,8 +11,10 @@
 //! differ from those for a page that does not exist. SPARQL is probed through
 //! `wikantik::sparql::execute` over a store built from the same pages.
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
@@ -20,10 +22,12 @@ use wikantik::access::Caller;
 use wikantik::auth::{mint_key_with, AccessConfig, KeyRing, Scope};
 use wikantik::http::{Request, Response};
 use wikantik::mcp::McpConfig;
+use wikantik::reader::IndexReader;
 use wikantik::rest::RestConfig;
 use wikantik::service::{handle, ServiceConfig};
 use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
-use wikantik_tests::{block_on, build_wiki, open};
+use wikantik_native::DirStore;
+use wikantik_tests::{block_on, build_wiki_modified_at, open};
 
 const PUBLIC_PAGES: usize = 15;
 const RESTRICTED_PAGES: usize = 45;
@@ -39,6 +43,13 @@ const PATTERNS: [(char, &str); 8] = [
     ('g', "[{ALLOW view Authenticated}]()"),
     ('h', "[{ALLOW view Bob}]()\n\n[{ALLOW edit Engineering}]()"),
 ];
+
+/// An entity declared only by the pages of ACL pattern `a`, whose name a public page mentions
+/// (beside an entity of its own): the mention is public text, but the node, its type and its
+/// co-mention edges exist only for callers who may view a declaring page.
+const HIDDEN_ENTITY: &str = "Lantern Gadget";
+const PUBLIC_ENTITY: &str = "Beacon Tool";
+const MENTIONING_PAGE: usize = 5;
 
 /// Who calls, with the patterns each may view (written from the ACL rules by hand, not computed
 /// by the code under test).
@@ -145,40 +156,58 @@ fn corpus() -> Vec<Gen> {
     pages
 }
 
+/// The pages a page links to (wikilinks and `related:`): a public page to the next public
+/// page; a restricted page to a public page, to a restricted page of the same ACL (an author
+/// linking across ACLs would put the other slug into this page's own text, which is no leak)
+/// and to a public page seven steps further along the public chain, so a neighbour search that
+/// stepped through a hidden page would find that page too early. The page text is written from
+/// this, and the graph oracle walks it.
+fn link_targets<'a>(p: &Gen, all: &'a [Gen]) -> Vec<&'a Gen> {
+    let n = all.iter().position(|q| q.slug == p.slug).unwrap();
+    match p.pattern {
+        None => vec![&all[(n + 1) % PUBLIC_PAGES]],
+        Some(_) => {
+            let i = n - PUBLIC_PAGES;
+            let other = PUBLIC_PAGES + if i + PATTERNS.len() < RESTRICTED_PAGES { i + PATTERNS.len() } else { i % PATTERNS.len() };
+            vec![&all[n % PUBLIC_PAGES], &all[other], &all[(n + 7) % PUBLIC_PAGES]]
+        }
+    }
+}
+
 fn page_text(p: &Gen, all: &[Gen]) -> String {
     let n = all.iter().position(|q| q.slug == p.slug).unwrap();
-    let public_link = &all[n % PUBLIC_PAGES].slug;
-    let next_public = &all[(n + 1) % PUBLIC_PAGES].slug;
+    let targets = link_targets(p, all);
+    let public_link = &targets[0].slug;
+    let next_public = &targets[0].slug;
     match p.pattern {
         None => format!(
             "---\ncanonical_id: {id}\ntitle: {title}\ntype: {kind}\nstatus: active\ncluster: {cluster}\n\
 summary: Public notes on ledger publishing and shard retrieval number {n} for every reader of the wiki.\n\
-author: Pat Public\ndate: 2026-10-01\ntags:\n  - common\n  - topic{n:02}\nrelated:\n  - {next_public}\n---\n\n\
+author: Pat Public\ndate: 2026-10-01\ntags:\n  - common\n  - topic{n:02}\n{entities}related:\n  - {next_public}\n---\n\n\
 # {title}\n\nThis public page explains ledger publishing, shard retrieval and briefing budgets for everyone. \
-It links to [{next_public}]() and mentions the engine that every reader may know about.\n\n\
+It links to [{next_public}]() and mentions the engine that every reader may know about.{mention}\n\n\
 ## Ledger basics\n\nA ledger entry records one publish; the shards of a build are content addressed and \
 the pointer moves last. Retrieval ranks sections lexically and fuses ranks.\n",
             id = p.id,
             title = p.title,
             kind = p.kind,
             cluster = p.cluster,
+            entities = if n == MENTIONING_PAGE { format!("entities:\n  - name: {PUBLIC_ENTITY}\n    type: technology\n") } else { String::new() },
+            mention = if n == MENTIONING_PAGE { format!(" The {PUBLIC_ENTITY} works with the {HIDDEN_ENTITY}.") } else { String::new() },
         ),
         Some(pattern) => {
             let acl = PATTERNS.iter().find(|(l, _)| *l == pattern).unwrap().1;
-            // Restricted pages link to a page of the same pattern (an author linking across
-            // ACLs would put the other slug into this page's own text, which is no leak).
-            let i = n - PUBLIC_PAGES;
-            let other = &all[PUBLIC_PAGES + if i + PATTERNS.len() < RESTRICTED_PAGES { i + PATTERNS.len() } else { i % PATTERNS.len() }];
+            let other = targets[1];
             format!(
                 "---\ncanonical_id: {id}\ntitle: {title}\ntype: {kind}\nstatus: active\ncluster:\n  - {cluster}\n\
 summary: Restricted {secret} ledger about {marker} publishing and shard retrieval for its principals only.\n\
 author: {capsecret} Author\ndate: 2026-10-02\nconfidence: provisional\n\
 key_facts:\n  - The {secret} ledger holds {marker} figures.\n\
 tags:\n  - common\n  - {secret}\n  - {marker}\n\
-entities:\n  - name: {capsecret} Engine\n    type: product\n\
+entities:\n  - name: {capsecret} Engine\n    type: product\n{hidden_entity}\
 related:\n  - {public_link}\n---\n\n{acl}\n\n\
 # {title}\n\nThe {secret} ledger covers {marker} publishing, shard retrieval and briefing budgets. \
-The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
+The {capsecret} Engine appears here. See [{public_link}](), [{other}]() and [{far_public}]().\n\n\
 ## {capsecret} details\n\nEvery {secret} figure is secret: ledger publishing of {marker} shards, retrieval of \
 {marker} sections and fusion of {secret} ranks.\n",
                 id = p.id,
@@ -189,6 +218,8 @@ The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
                 capsecret = capital(&p.secret),
                 marker = p.marker,
                 other = other.slug,
+                far_public = targets[2].slug,
+                hidden_entity = if pattern == 'a' { format!("  - name: {HIDDEN_ENTITY}\n    type: product\n") } else { String::new() },
             )
         }
     }
@@ -197,16 +228,46 @@ The {capsecret} Engine appears here. See [{public_link}]() and [{other}]().\n\n\
 struct Fixture {
     pages: Vec<Gen>,
     index: PathBuf,
+    /// Per caller, an index built from only the pages that caller may view: what the caller
+    /// must see on the full index, byte for byte, on the graph and SPARQL routes.
+    views: Vec<(Who, PathBuf)>,
     config: ServiceConfig,
     keys: Vec<(Who, String)>,
+}
+
+/// Under `--features acl-mutation` (scripts/acl-mutation.sh), switch on the deliberate ACL bug
+/// named by `WIKANTIK_ACL_MUTATION` (default `none`): the suite must then fail.
+fn select_mutation() {
+    #[cfg(feature = "acl-mutation")]
+    {
+        use wikantik::access::mutation;
+        let name = std::env::var("WIKANTIK_ACL_MUTATION").unwrap_or_else(|_| "none".into());
+        let chosen = mutation::parse(&name).unwrap_or_else(|| panic!("WIKANTIK_ACL_MUTATION={name}: not a mutation of access::mutation::ALL"));
+        mutation::set(chosen);
+    }
 }
 
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
+        select_mutation();
         let pages = corpus();
         let files: Vec<(String, String)> = pages.iter().map(|p| (format!("{}.md", p.slug), page_text(p, &pages))).collect();
-        let index = build_wiki("acl-leaks", &files);
+        // One modification time for every page, so the per-caller builds agree on `updated`.
+        let modified = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_790_000_000));
+        let index = build_wiki_modified_at("acl-leaks", &files, modified);
+        let views = EVERYONE
+            .iter()
+            .map(|who| {
+                let mine: Vec<(String, String)> = pages
+                    .iter()
+                    .zip(&files)
+                    .filter(|(p, _)| p.pattern.map_or(true, |l| who.sees(l)))
+                    .map(|(_, f)| f.clone())
+                    .collect();
+                (*who, build_wiki_modified_at(&format!("acl-leaks-view-{who:?}"), &mine, modified))
+            })
+            .collect();
         let mut lines = Vec::new();
         let mut keys = Vec::new();
         for (n, who) in EVERYONE.iter().enumerate().skip(1) {
@@ -219,7 +280,7 @@ fn fixture() -> &'static Fixture {
             rest: RestConfig { keys: ring.clone(), ..RestConfig::default() },
             mcp: McpConfig { access: AccessConfig { keys: ring, allow_unrestricted: true }, ..McpConfig::default() },
         };
-        Fixture { pages, index, config, keys }
+        Fixture { pages, index, views, config, keys }
     })
 }
 
@@ -236,7 +297,7 @@ fn forbidden(who: Who, sent: &str) -> Vec<(String, String)> {
     let sent = sent.to_lowercase();
     let mut out = Vec::new();
     for p in restricted().filter(|p| !who.sees(p.pattern.unwrap())) {
-        for s in [&p.secret, &p.id, &p.slug, &p.title] {
+        for s in [&p.secret, &p.marker, &p.id, &p.slug, &p.title] {
             let s = s.to_lowercase();
             if !sent.contains(&s) {
                 out.push((s, p.slug.clone()));
@@ -258,9 +319,16 @@ fn authorize(who: Who, mut request: Request) -> Request {
 }
 
 fn serve(request: &Request) -> Response {
-    let f = fixture();
-    let reader = open(&f.index);
-    block_on(handle(Ok(&reader), request, &f.config))
+    serve_on(&fixture().index, request)
+}
+
+/// Serve `request` from the index in `dir` (one reader per index and test thread).
+fn serve_on(dir: &Path, request: &Request) -> Response {
+    thread_local! {
+        static READERS: RefCell<HashMap<PathBuf, Rc<IndexReader<DirStore>>>> = RefCell::new(HashMap::new());
+    }
+    let reader = READERS.with(|r| r.borrow_mut().entry(dir.to_path_buf()).or_insert_with(|| Rc::new(open(dir))).clone());
+    block_on(handle(Ok(&*reader), request, &fixture().config))
 }
 
 fn check_leaks(who: Who, label: &str, sent: &str, response: &Response) {
@@ -291,10 +359,37 @@ fn mcp_body(method: &str, params: Value) -> Request {
 }
 
 /// Call a tool as `who`; returns (isError, structured content or text).
+/// Tools whose answers depend on nothing but the pages the caller may view, so they must equal
+/// the answers from an index of only those pages (the retrieval tools are left out: BM25
+/// statistics cover the whole build, see docs/SECURITY.md, and their answers name the build).
+const OWN_VIEW_TOOLS: [&str; 12] = [
+    "get_page",
+    "list_pages",
+    "list_metadata_values",
+    "list_clusters",
+    "list_tags",
+    "list_pages_by_filter",
+    "get_page_by_id",
+    "query_nodes",
+    "get_node",
+    "traverse",
+    "discover_schema",
+    "sparql_query",
+];
+
 fn tool(who: Who, name: &str, args: Value) -> (bool, Value) {
-    let response = serve(&authorize(who, mcp_body("tools/call", json!({ "name": name, "arguments": args }))));
+    let request = authorize(who, mcp_body("tools/call", json!({ "name": name, "arguments": args })));
+    let response = serve(&request);
     assert_eq!(response.status, 200, "{name}: {}", String::from_utf8_lossy(&response.body));
     check_leaks(who, &format!("{name} {args}"), &args.to_string(), &response);
+    if OWN_VIEW_TOOLS.contains(&name) {
+        let own = serve_on(view_index(who), &request);
+        assert_eq!(
+            String::from_utf8_lossy(&response.body),
+            String::from_utf8_lossy(&own.body),
+            "{name} {args}: {who:?} gets a different answer than from an index of only the pages it may view"
+        );
+    }
     let reply: Value = serde_json::from_slice(&response.body).unwrap();
     let result = &reply["result"];
     let payload = result.get("structuredContent").cloned().unwrap_or_else(|| json!(result["content"][0]["text"]));
@@ -336,15 +431,17 @@ fn tool_args(name: &str) -> Vec<Value> {
         "query_nodes" => vec![json!({ "limit": 200 }), json!({ "node_type": "product", "limit": 200 })],
         "get_node" => {
             let mut v = per_page(&|p| json!({ "node": p.slug }));
-            v.push(json!({ "node": "PublicTopic03" }));
+            v.extend([json!({ "node": "PublicTopic03" }), json!({ "node": HIDDEN_ENTITY }), json!({ "node": PUBLIC_ENTITY })]);
             v
         }
         "traverse" => vec![
+            json!({ "start_node": PUBLIC_ENTITY, "max_depth": 2, "min_shared_chunks": 1 }),
+            json!({ "start_node": HIDDEN_ENTITY, "max_depth": 2 }),
             json!({ "start_node": "PublicTopic03", "max_depth": 3 }),
             json!({ "start_node": "PublicTopic00", "max_depth": 2, "direction": "both" }),
             json!({ "start_node": slugs[0], "max_depth": 2 }),
         ],
-        "search_knowledge" => vec![json!({ "query": "engine" }), json!({ "query": "ledger" })],
+        "search_knowledge" => vec![json!({ "query": "engine" }), json!({ "query": "ledger" }), json!({ "query": "gadget" })],
         "find_similar" => vec![json!({ "node": "PublicTopic03", "limit": 50 }), json!({ "node": slugs[1], "limit": 50 })],
         "sparql_query" => vec![
             json!({ "query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000" }),
@@ -516,5 +613,279 @@ fn sparql_sees_only_what_the_caller_may_view() {
         assert_eq!(n, visible(who).len().to_string(), "{who:?}");
         let ask = run("ASK { ?s wk:tag \"quillaa\" }");
         assert_eq!(ask["boolean"], json!(who.sees('a')), "{who:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph and SPARQL routes. Two oracles on every answer: the leak check above, and equality with
+// the answer the same caller gets from an index built from only the pages it may view (so a
+// count, a cluster, a neighbour or a triple that depends on a hidden page shows up as a
+// difference). Hand-computed expectations from the generator then prove the answers carry data.
+// ---------------------------------------------------------------------------------------------
+
+/// Percent-encode a URL path segment or query value.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+fn view_index(who: Who) -> &'static Path {
+    &fixture().views.iter().find(|(w, _)| *w == who).unwrap().1
+}
+
+/// A response body made comparable across two indexes: SPARQL result rows and Turtle
+/// statements as sorted multisets (their order follows internal term ids), everything else as is.
+fn comparable(response: &Response) -> String {
+    let text = String::from_utf8_lossy(&response.body).into_owned();
+    if response.header("content-type").is_some_and(|c| c.starts_with("text/turtle")) {
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines.sort_unstable();
+        return lines.join("\n");
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(mut v) => {
+            // SPARQL JSON rows; compact answers are a top-level array of rows.
+            for pointer in ["/results/bindings", ""] {
+                if let Some(rows) = v.pointer_mut(pointer).and_then(Value::as_array_mut) {
+                    rows.sort_by_cached_key(|r| r.to_string());
+                }
+            }
+            v.to_string()
+        }
+        Err(_) => text,
+    }
+}
+
+/// Send `request` as `who`: no leak, and the same answer as on `who`'s own view of the wiki.
+fn probe(who: Who, request: Request, sent: &str, label: &str) -> Response {
+    let request = authorize(who, request);
+    let full = serve(&request);
+    check_leaks(who, label, sent, &full);
+    let own = serve_on(view_index(who), &request);
+    assert_eq!(
+        (full.status, comparable(&full)),
+        (own.status, comparable(&own)),
+        "{label}: {who:?} gets a different answer than from an index of only the pages it may view"
+    );
+    full
+}
+
+fn graph_get(who: Who, target: &str) -> Value {
+    let decoded = wikantik::http::parse_form(target.split_once('?').map_or("", |(_, q)| q));
+    let path = target.split('?').next().unwrap_or(target);
+    let sent: String = decoded.iter().map(|(k, v)| format!("{k}={v} ")).chain([wikantik::markdown::url_decode(path, false)]).collect();
+    let response = probe(who, Request::new("GET", target), &sent, &format!("GET {target}"));
+    let body: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+    json!({ "status": response.status, "body": body })
+}
+
+/// Breadth-first search over the generator's links through pages `who` may view.
+fn expected_neighbours(who: Who, start: &Gen, direction: &str, depth: u32) -> BTreeMap<String, u32> {
+    let pages = &fixture().pages;
+    let ok = |p: &Gen| p.pattern.map_or(true, |l| who.sees(l));
+    let adjacent = |p: &Gen| -> Vec<&Gen> {
+        let mut out = Vec::new();
+        if direction != "in" {
+            out.extend(link_targets(p, pages));
+        }
+        if direction != "out" {
+            out.extend(pages.iter().filter(|q| link_targets(q, pages).iter().any(|t| t.slug == p.slug)));
+        }
+        out
+    };
+    let mut found = BTreeMap::new();
+    let mut frontier = vec![start];
+    for distance in 1..=depth {
+        let mut next = Vec::new();
+        for p in frontier {
+            for q in adjacent(p) {
+                if ok(q) && q.slug != start.slug && !found.contains_key(&q.slug) {
+                    found.insert(q.slug.clone(), distance);
+                    next.push(q);
+                }
+            }
+        }
+        frontier = next;
+    }
+    found
+}
+
+#[test]
+fn no_graph_route_leaks() {
+    let pages = &fixture().pages;
+    let starts: Vec<&Gen> = pages.iter().filter(|p| p.pattern.is_none()).step_by(4).chain(restricted().step_by(4)).collect();
+    let mut clusters: Vec<String> = PATTERNS.iter().map(|(l, _)| format!("zorbvault{l}")).collect();
+    clusters.push("commons".into());
+    let mut nodes: Vec<String> = vec!["PublicTopic03".into(), "common".into(), "topic03".into(), "Pat Public".into()];
+    for p in restricted().step_by(3) {
+        nodes.extend([p.slug.clone(), p.id.clone(), format!("{} Engine", capital(&p.secret)), p.secret.clone(), p.marker.clone()]);
+    }
+    for who in EVERYONE {
+        let sees = |p: &Gen| p.pattern.map_or(true, |l| who.sees(l));
+        for start in &starts {
+            for direction in ["out", "in", "both"] {
+                for depth in 1..=3 {
+                    let target = format!("/api/graph/pages/{}/neighbours?direction={direction}&depth={depth}&limit=500", start.slug);
+                    let answer = graph_get(who, &target);
+                    if !sees(start) {
+                        assert_eq!(answer["status"], 404, "{who:?} {target}: {answer}");
+                        continue;
+                    }
+                    assert_eq!(answer["status"], 200, "{who:?} {target}: {answer}");
+                    let got: BTreeMap<String, u32> = answer["body"]["neighbours"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|n| (n["slug"].as_str().unwrap().to_string(), n["distance"].as_u64().unwrap() as u32))
+                        .collect();
+                    assert_eq!(got, expected_neighbours(who, start, direction, depth), "{who:?} {target}");
+                    assert_eq!(answer["body"]["count"], got.len(), "{who:?} {target}");
+                }
+            }
+        }
+
+        // The cluster spine: which clusters exist, their member counts, hubs and members.
+        let seen = visible(who);
+        let mut members: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for p in &seen {
+            members.entry(p.cluster.as_str()).or_default().insert(p.slug.as_str());
+        }
+        let listed = graph_get(who, "/api/graph/clusters");
+        assert_eq!(listed["status"], 200);
+        let counts: BTreeMap<&str, u64> = listed["body"]["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap(), c["memberCount"].as_u64().unwrap()))
+            .collect();
+        let expected: BTreeMap<&str, u64> = members.iter().map(|(c, m)| (*c, m.len() as u64)).collect();
+        assert_eq!(counts, expected, "{who:?} /api/graph/clusters");
+        assert_eq!(listed["body"]["count"], expected.len(), "{who:?} /api/graph/clusters count");
+        for cluster in &clusters {
+            let answer = graph_get(who, &format!("/api/graph/clusters/{cluster}"));
+            match members.get(cluster.as_str()) {
+                None => assert_eq!(answer["status"], 404, "{who:?} cluster {cluster}: {answer}"),
+                Some(expected) => {
+                    let got: BTreeSet<&str> = answer["body"]["members"].as_array().unwrap().iter().map(|m| m["slug"].as_str().unwrap()).collect();
+                    assert_eq!(&got, expected, "{who:?} cluster {cluster}");
+                    let hub = seen.iter().find(|p| p.kind == "hub" && &p.cluster == cluster).map(|p| p.slug.as_str());
+                    assert_eq!(answer["body"]["hub"]["slug"].as_str(), hub, "{who:?} hub of {cluster}");
+                }
+            }
+        }
+
+        // The knowledge graph: nodes by name or id, and traversals from public and hidden starts.
+        for node in &nodes {
+            graph_get(who, &format!("/api/graph/kg/nodes/{}", encode(node)));
+        }
+        for p in restricted().filter(|p| sees(p)).step_by(3) {
+            let entity = format!("{} Engine", capital(&p.secret));
+            let answer = graph_get(who, &format!("/api/graph/kg/nodes/{}", encode(&entity)));
+            assert_eq!(answer["status"], 200, "{who:?} sees {entity}: {answer}");
+        }
+        for node in [HIDDEN_ENTITY, PUBLIC_ENTITY] {
+            let answer = graph_get(who, &format!("/api/graph/kg/nodes/{}", encode(node)));
+            let expected = if node == PUBLIC_ENTITY || who.sees('a') { 200 } else { 404 };
+            assert_eq!(answer["status"], expected, "{who:?} {node}: {answer}");
+        }
+        for start in ["PublicTopic00", "PublicTopic03", "PublicTopic05", PUBLIC_ENTITY, HIDDEN_ENTITY, "common", &restricted().next().unwrap().slug, "Quillab Engine"] {
+            for depth in [1, 3, 5] {
+                graph_get(who, &format!("/api/graph/kg/traverse?start={}&max_depth={depth}", encode(start)));
+            }
+            graph_get(who, &format!("/api/graph/kg/traverse?start={}&max_depth=2&min_shared_chunks=1", encode(start)));
+        }
+    }
+}
+
+/// Run a SPARQL query as `who` over `GET /sparql` (probed); returns the JSON answer.
+fn sparql_rest(who: Who, query: &str) -> Value {
+    let label = format!("SPARQL {query}");
+    let get = probe(who, Request::new("GET", &format!("/sparql?query={}", encode(query))), query, &label);
+    assert_eq!(get.status, 200, "{label}: {}", String::from_utf8_lossy(&get.body));
+    serde_json::from_slice(&get.body).unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&get.body) }))
+}
+
+/// [`sparql_rest`], plus the same query over both POST encodings (same answer) and with
+/// `format=compact` (probed). The encodings share one evaluation path, so the suite uses
+/// this for a few queries only (it keeps the suite and its mutation check quick).
+fn sparql_rest_every_encoding(who: Who, query: &str) -> Value {
+    let label = format!("SPARQL {query}");
+    let get = probe(who, Request::new("GET", &format!("/sparql?query={}", encode(query))), query, &label);
+    assert_eq!(get.status, 200, "{label}: {}", String::from_utf8_lossy(&get.body));
+    let form = Request::new("POST", "/sparql")
+        .with_header("content-type", "application/x-www-form-urlencoded")
+        .with_body(format!("query={}", encode(query)));
+    let direct = Request::new("POST", "/sparql").with_header("content-type", "application/sparql-query").with_body(query.as_bytes().to_vec());
+    for request in [form, direct] {
+        let post = probe(who, request, query, &format!("POST {label}"));
+        assert_eq!(comparable(&post), comparable(&get), "{label}: POST and GET differ");
+    }
+    probe(who, Request::new("GET", &format!("/sparql?format=compact&query={}", encode(query))), query, &format!("{label} (compact)"));
+    serde_json::from_slice(&get.body).unwrap_or_else(|_| json!({ "text": String::from_utf8_lossy(&get.body) }))
+}
+
+/// The values of `var` in a SELECT answer.
+fn column(answer: &Value, var: &str) -> Vec<String> {
+    answer["results"]["bindings"].as_array().unwrap().iter().filter_map(|b| b[var]["value"].as_str().map(str::to_string)).collect()
+}
+
+#[test]
+fn sparql_route_answers_only_from_viewable_pages() {
+    for who in EVERYONE {
+        let seen = visible(who);
+        let hidden_seen: Vec<&&Gen> = seen.iter().filter(|p| p.pattern.is_some()).collect();
+
+        // Enumerations: every triple, titles, tags, concepts, entities.
+        let all = sparql_rest_every_encoding(who, "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000");
+        assert!(column(&all, "s").len() < 10000, "the enumeration is complete");
+        let titles: BTreeSet<String> = column(&sparql_rest_every_encoding(who, "SELECT ?page ?title WHERE { ?page dct:title ?title }"), "title").into_iter().collect();
+        assert_eq!(titles, seen.iter().map(|p| p.title.clone()).collect(), "{who:?} titles");
+        let tags: BTreeSet<String> =
+            column(&sparql_rest(who, "SELECT DISTINCT ?tag WHERE { ?page wk:hasTag ?c . ?c skos:prefLabel ?tag }"), "tag").into_iter().collect();
+        let mut expected_tags: BTreeSet<String> = (0..PUBLIC_PAGES).map(|n| format!("topic{n:02}")).collect();
+        expected_tags.insert("common".into());
+        for p in &hidden_seen {
+            expected_tags.extend([p.secret.clone(), p.marker.clone()]);
+        }
+        assert_eq!(tags, expected_tags, "{who:?} tags");
+        sparql_rest(who, "SELECT ?c ?label WHERE { ?c a skos:Concept ; skos:prefLabel ?label }");
+        let entities: BTreeSet<String> =
+            column(&sparql_rest(who, "SELECT ?e ?label ?page WHERE { ?e rdfs:label ?label ; prov:wasDerivedFrom ?page }"), "label").into_iter().collect();
+        let mut expected_entities: BTreeSet<String> = hidden_seen.iter().map(|p| format!("{} Engine", capital(&p.secret))).collect();
+        expected_entities.insert(PUBLIC_ENTITY.into());
+        if who.sees('a') {
+            expected_entities.insert(HIDDEN_ENTITY.into());
+        }
+        assert_eq!(entities, expected_entities, "{who:?} entities");
+        sparql_rest(who, "SELECT ?s ?rel ?o WHERE { ?s ?rel ?o . ?rel rdfs:domain wk:Entity }");
+
+        // Counts, with and without GROUP BY, against the counts of the caller's pages.
+        let count = |q: &str| column(&sparql_rest(who, q), "n").first().cloned().unwrap_or_default();
+        assert_eq!(count("SELECT (COUNT(?page) AS ?n) WHERE { ?page a wk:Page }"), seen.len().to_string(), "{who:?} pages");
+        assert_eq!(count("SELECT (COUNT(*) AS ?n) WHERE { ?page wk:hasTag ?c . ?c skos:prefLabel \"common\" }"), seen.len().to_string(), "{who:?} tagged common");
+        let hubs = seen.iter().filter(|p| p.kind == "hub").count();
+        assert_eq!(count("SELECT (COUNT(DISTINCT ?page) AS ?n) WHERE { ?page a wk:Hub }"), hubs.to_string(), "{who:?} hubs");
+        let per_cluster = sparql_rest_every_encoding(who, "SELECT ?cluster (COUNT(?page) AS ?n) WHERE { ?page wk:inCluster ?c . ?c skos:prefLabel ?cluster } GROUP BY ?cluster");
+        let got: BTreeMap<String, String> = column(&per_cluster, "cluster").into_iter().zip(column(&per_cluster, "n")).collect();
+        let mut expected: BTreeMap<String, String> = BTreeMap::new();
+        for p in &seen {
+            let n = expected.entry(p.cluster.clone()).or_insert_with(|| "0".into());
+            *n = (n.parse::<usize>().unwrap() + 1).to_string();
+        }
+        assert_eq!(got, expected, "{who:?} pages per cluster");
+        sparql_rest(who, "SELECT ?type (COUNT(?page) AS ?n) WHERE { ?page dct:title ?t ; a ?type } GROUP BY ?type");
+        sparql_rest(who, "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p");
+        sparql_rest(who, "SELECT ?author (COUNT(?page) AS ?n) (SAMPLE(?title) AS ?one) WHERE { ?page dct:creator ?author ; dct:title ?title } GROUP BY ?author");
+
+        // ASK and the graph forms name hidden things outright.
+        for (letter, _) in PATTERNS {
+            let secret = &restricted().find(|p| p.pattern == Some(letter)).unwrap().secret;
+            let ask = sparql_rest(who, &format!("ASK {{ ?page wk:hasTag ?c . ?c skos:prefLabel \"{secret}\" }}"));
+            assert_eq!(ask["boolean"], json!(who.sees(letter)), "{who:?} ASK {secret}");
+        }
+        let describe = restricted().next().unwrap();
+        sparql_rest(who, &format!("DESCRIBE <https://wiki.wikantik.com/id/page/{}>", describe.id));
+        sparql_rest_every_encoding(who, "CONSTRUCT { ?page dct:title ?title ; wk:hasTag ?c } WHERE { ?page dct:title ?title ; wk:hasTag ?c }");
     }
 }

@@ -431,7 +431,11 @@ impl<H: ToolHost> Server<'_, H> {
             return Ok(text_result(text, true));
         }
         apply_defaults(&tool.input_schema, &mut args);
-        let outcome = self.host.call(name, &args, self.caller).await;
+        #[cfg(feature = "acl-mutation")]
+        let caller = &crate::access::mutation::caller_for(crate::access::mutation::Mutation::McpTools, self.caller);
+        #[cfg(not(feature = "acl-mutation"))]
+        let caller = self.caller;
+        let outcome = self.host.call(name, &args, caller).await;
         Ok(tool_result(version, outcome))
     }
 }

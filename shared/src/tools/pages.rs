@@ -29,7 +29,13 @@ pub(super) async fn get_page<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
     let table = tools.reader.pages().await.map_err(tool_error)?;
     match caller.page(&table, &slug) {
         Some(page) => json_outcome(RetrievedPage::of(page)),
-        None => Ok(ToolOutcome::Json(json!({ "exists": false, "pageName": slug }))),
+        None => {
+            #[cfg(feature = "acl-mutation")]
+            if let Some(message) = crate::access::mutation::restricted_wording(&table, &slug) {
+                return Err(message);
+            }
+            Ok(ToolOutcome::Json(json!({ "exists": false, "pageName": slug })))
+        }
     }
 }
 

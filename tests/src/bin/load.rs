@@ -1,14 +1,16 @@
 //! `load`: a bounded load test against a running Wikantik host on loopback (issue 9, part 5).
 //!
 //! ```text
-//! load --url http://127.0.0.1:PORT [--requests N] [--threads T] [--max-seconds S] [--key KEY] [--enforce-latency]
+//! load --url http://127.0.0.1:PORT [--requests N] [--threads T] [--max-seconds S] [--key KEY] [--warmup PASSES] [--enforce-latency]
 //! ```
 //!
 //! T threads (default 4), each with one keep-alive connection, send N requests in all (default
 //! 2000) in a fixed round-robin mix of `GET /api/bundle` (several queries and modes),
 //! `GET /api/briefing` (clusters + prompt, pins, Markdown) and `POST /knowledge-mcp`
 //! (`assemble_bundle`, `list_pages`, `get_briefing`, `tools/list`), stopping early after S
-//! seconds (default 60). Only loopback URLs are accepted. Prints throughput, p50/p90/p99/max
+//! seconds (default 60). `--warmup P` first sends the mix P times from one thread, unmeasured
+//! (a fresh edge instance loads each route's shards on its first request); errors there count
+//! as errors too. Only loopback URLs are accepted. Prints throughput, p50/p90/p99/max
 //! latency per kind and overall, and errors (a non-2xx status, a transport error, or an MCP
 //! reply that is a JSON-RPC or tool error). Exits 1 on any error, and with `--enforce-latency`
 //! also when p99 > 5 × p50.
@@ -59,11 +61,12 @@ struct Args {
     threads: usize,
     max_seconds: u64,
     key: Option<String>,
+    warmup: usize,
     enforce_latency: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut args = Args { url: String::new(), requests: 2000, threads: 4, max_seconds: 60, key: None, enforce_latency: false };
+    let mut args = Args { url: String::new(), requests: 2000, threads: 4, max_seconds: 60, key: None, warmup: 0, enforce_latency: false };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or(format!("{a} needs a value"));
@@ -73,6 +76,7 @@ fn parse_args() -> Result<Args, String> {
             "--threads" => args.threads = value()?.parse().map_err(|_| "--threads: a number")?,
             "--max-seconds" => args.max_seconds = value()?.parse().map_err(|_| "--max-seconds: a number")?,
             "--key" => args.key = Some(value()?),
+            "--warmup" => args.warmup = value()?.parse().map_err(|_| "--warmup: a number")?,
             "--enforce-latency" => args.enforce_latency = true,
             other => return Err(format!("unknown argument {other}")),
         }
@@ -144,6 +148,10 @@ fn send(agent: &ureq::Agent, base: &str, call: &Call, key: Option<&str>) -> Resu
     Ok(())
 }
 
+fn new_agent() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(30))).build().into()
+}
+
 fn main() {
     let args = match parse_args() {
         Ok(a) => a,
@@ -156,6 +164,20 @@ fn main() {
     let next = Arc::new(AtomicUsize::new(0));
     let samples: Arc<Mutex<Vec<(Kind, f64)>>> = Arc::default();
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    if args.warmup > 0 {
+        let agent = new_agent();
+        let t = Instant::now();
+        let mut first = None;
+        for call in calls.iter().cycle().take(args.warmup * calls.len()) {
+            let one = Instant::now();
+            if let Err(e) = send(&agent, &args.url, call, args.key.as_deref()) {
+                errors.lock().unwrap().push(format!("warm-up: {e}"));
+            }
+            first.get_or_insert(one.elapsed().as_secs_f64() * 1000.0);
+        }
+        let n = args.warmup * calls.len();
+        println!("warm-up: {n} requests in {:.0} ms (the first took {:.0} ms), not measured", t.elapsed().as_secs_f64() * 1000.0, first.unwrap_or(0.0));
+    }
     let deadline = Instant::now() + Duration::from_secs(args.max_seconds);
     let started = Instant::now();
     let workers: Vec<_> = (0..args.threads.max(1))
@@ -163,11 +185,7 @@ fn main() {
             let (calls, next, samples, errors) = (calls.clone(), next.clone(), samples.clone(), errors.clone());
             let (base, key, total) = (args.url.clone(), args.key.clone(), args.requests);
             std::thread::spawn(move || {
-                let agent: ureq::Agent = ureq::Agent::config_builder()
-                    .http_status_as_error(false)
-                    .timeout_global(Some(Duration::from_secs(30)))
-                    .build()
-                    .into();
+                let agent = new_agent();
                 loop {
                     let n = next.fetch_add(1, Ordering::SeqCst);
                     if n >= total || Instant::now() >= deadline {
@@ -191,7 +209,7 @@ fn main() {
     let elapsed = started.elapsed().as_secs_f64();
     let samples = samples.lock().unwrap().clone();
     let errors = errors.lock().unwrap().clone();
-    let done = samples.len() + errors.len();
+    let done = samples.len() + errors.iter().filter(|e| !e.starts_with("warm-up")).count();
     println!("target {}  threads {}  requests {done} in {elapsed:.2} s  throughput {:.1} req/s  errors {}", args.url, args.threads, done as f64 / elapsed, errors.len());
     for kind in [Kind::Bundle, Kind::Briefing, Kind::Mcp] {
         line(&format!("{kind:?}").to_lowercase(), samples.iter().filter(|(k, _)| *k == kind).map(|(_, ms)| *ms).collect());
