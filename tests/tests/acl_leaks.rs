@@ -23,7 +23,7 @@ use wikantik::mcp::McpConfig;
 use wikantik::rest::RestConfig;
 use wikantik::service::{handle, ServiceConfig};
 use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
-use wikantik_tests::{block_on, build_wiki, open};
+use wikantik_tests::{block_on, build_wiki_with_vectors, open};
 
 const PUBLIC_PAGES: usize = 15;
 const RESTRICTED_PAGES: usize = 45;
@@ -206,7 +206,7 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let pages = corpus();
         let files: Vec<(String, String)> = pages.iter().map(|p| (format!("{}.md", p.slug), page_text(p, &pages))).collect();
-        let index = build_wiki("acl-leaks", &files);
+        let index = build_wiki_with_vectors("acl-leaks", &files);
         let mut lines = Vec::new();
         let mut keys = Vec::new();
         for (n, who) in EVERYONE.iter().enumerate().skip(1) {
@@ -345,7 +345,11 @@ fn tool_args(name: &str) -> Vec<Value> {
             json!({ "start_node": slugs[0], "max_depth": 2 }),
         ],
         "search_knowledge" => vec![json!({ "query": "engine" }), json!({ "query": "ledger" })],
-        "find_similar" => vec![json!({ "node": "PublicTopic03", "limit": 50 }), json!({ "node": slugs[1], "limit": 50 })],
+        "find_similar" => {
+            let mut v = vec![json!({ "node": "PublicTopic03", "limit": 100 }), json!({ "node": slugs[1], "limit": 100 })];
+            v.extend(per_page(&|p| json!({ "node": format!("{} Engine", capital(&p.secret)), "limit": 100 })));
+            v
+        }
         "sparql_query" => vec![
             json!({ "query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000" }),
             json!({ "query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }" }),
@@ -405,6 +409,31 @@ fn no_mcp_tool_leaks() {
             for args in tool_args(name) {
                 tool(who, name, args);
             }
+        }
+    }
+}
+
+/// The fixture carries vectors, so `find_similar` really ranks (the leak probes above are not
+/// vacuous): every caller gets results for a public node, Admin's include restricted entities
+/// (which the leak check keeps from everyone else), and a restricted entity is a similarity
+/// target exactly for the callers who may view its page.
+#[test]
+fn find_similar_ranks_over_what_the_caller_may_see() {
+    let secret_engine = restricted().next().map(|p| format!("{} Engine", capital(&p.secret))).unwrap();
+    for who in EVERYONE {
+        let (is_error, got) = tool(who, "find_similar", json!({ "node": "PublicTopic03", "limit": 200 }));
+        assert!(!is_error, "{who:?}: {got}");
+        let names: Vec<&str> = got["similar"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert!(!names.is_empty(), "{who:?}: {got}");
+        let restricted_names = names.iter().filter(|n| n.starts_with("Quill") || n.starts_with("Zorb")).count();
+        if who == Who::Admin {
+            assert!(restricted_names > 0, "Admin sees restricted entities: {got}");
+        }
+        let (is_error, engine) = tool(who, "find_similar", json!({ "node": secret_engine }));
+        let sees = restricted().next().unwrap().pattern.is_some_and(|l| who.sees(l));
+        assert_eq!(!is_error, sees, "{who:?}: {engine}");
+        if !sees {
+            assert_eq!(engine["error"], json!(format!("Node not found: {secret_engine}")), "{who:?}");
         }
     }
 }
