@@ -50,6 +50,8 @@ pub struct CompileOptions {
     pub pages_per_partition: u32,
     /// Average terms per `terms` partition.
     pub terms_per_partition: u32,
+    /// Target entries per `rdf-triples` partition ([`RDF_PARTITION_ENTRIES`]).
+    pub rdf_partition_entries: usize,
     /// Malformed frontmatter fails the build (true) or skips the page with a warning (false).
     pub strict_frontmatter: bool,
     /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
@@ -63,6 +65,7 @@ impl Default for CompileOptions {
             analyzer: AnalyzerConfig::default(),
             pages_per_partition: 8,
             terms_per_partition: 512,
+            rdf_partition_entries: RDF_PARTITION_ENTRIES,
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
         }
@@ -230,6 +233,10 @@ pub struct VectorBuild<'a> {
     pub thresholds: CoverageThresholds,
     pub embed: &'a EmbedFn<'a>,
 }
+
+/// Target entries per `rdf-triples` partition: a predicate with more is alone in its
+/// partition, smaller ones are packed together up to this many (12 bytes an entry).
+pub const RDF_PARTITION_ENTRIES: usize = 2048;
 
 /// Compile source pages into shards and a manifest (lexical only: no vectors).
 pub fn compile(
@@ -556,7 +563,11 @@ pub fn compile_with_vectors(
     tick(progress);
     shards.push(encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)?);
     shards.push(encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?);
-    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_store, None, None)?);
+    let (rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)?);
+    for (p, partition) in rdf_partitions.iter().enumerate() {
+        shards.push(encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)?);
+    }
     tick(progress);
 
     let section_count = lexical_stats.sections;

@@ -267,3 +267,52 @@ fn a_pathological_query_stops_at_the_work_bound_over_http() {
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "took {:?}", started.elapsed());
     }
 }
+
+/// The RDF store is split by predicate: a query loads the `rdf` directory (dictionary) and only
+/// the `rdf-triples` partitions of the predicates it names; a variable predicate loads all.
+/// Answers are the same as over the whole store.
+#[test]
+fn a_triple_pattern_reads_only_the_partitions_of_its_predicate() {
+    use wikantik::compile::{compile, CompileOptions};
+    use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+    use wikantik::shard::ShardKind;
+    use wikantik_tests::faults::FaultStore;
+
+    let (pages, _, _) = wikantik_index_builder::source::read_wiki(&wikantik_tests::sample_wiki()).unwrap();
+    // Small partitions, so the sample wiki's few hundred triples span several.
+    let options = CompileOptions { rdf_partition_entries: 64, ..CompileOptions::default() };
+    let compiled = compile(pages, &options, &mut |_, _, _| {}).unwrap();
+    let triples: Vec<_> = compiled.manifest.shards_of(ShardKind::RdfTriples).collect();
+    assert!(triples.len() >= 4, "{} rdf-triples partitions", triples.len());
+    let f = fixture();
+    let run = |query: &str| -> (Value, Vec<String>) {
+        let store = FaultStore::new(MemoryStore::from_compiled(&compiled));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).unwrap();
+        let opened = store.read_names().len();
+        let request = Request::new("GET", &format!("/sparql?format=compact&query={}", urlencode(query)));
+        let response = block_on(handle(Ok(&reader), &request, &f.config));
+        assert_eq!(response.status, 200, "{}", body(&response));
+        let rdf: Vec<String> = store.read_names()[opened..].iter().filter(|n| n.starts_with("shards/rdf")).cloned().collect();
+        (serde_json::from_slice(&response.body).unwrap(), rdf)
+    };
+    let name_of = |kind: ShardKind| -> Vec<String> { compiled.manifest.shards_of(kind).map(|e| e.name.clone()).collect() };
+    let directory = name_of(ShardKind::Rdf);
+    let tags = "SELECT ?s ?t WHERE { ?s wk:hasTag ?t } ORDER BY ?s ?t";
+    let (rows, read) = run(tags);
+    assert!(rows.as_array().is_some_and(|r| r.len() > 10), "{rows}");
+    let triples_read: Vec<&String> = read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).collect();
+    assert_eq!(read.iter().filter(|n| directory.contains(n)).count(), 1, "{read:?}");
+    assert_eq!(triples_read.len(), 1, "only the hasTag partition: {read:?}");
+    // The same answer as over the whole store (the sample index with the default split).
+    let whole = get(&format!("/sparql?format=compact&query={}", urlencode(tags)), false);
+    assert_eq!(serde_json::from_slice::<Value>(&whole.body).unwrap(), rows);
+    // Two predicates (one through a path), two or fewer partitions; a variable predicate, all.
+    let (_, read) = run("SELECT ?s WHERE { ?s wk:hasTag ?t . ?s wk:inCluster/rdfs:label ?c }");
+    let n = read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count();
+    assert!((1..=3).contains(&n) && n < triples.len(), "{read:?}");
+    let (_, read) = run("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1");
+    assert_eq!(read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count(), triples.len(), "{read:?}");
+    // A FILTER EXISTS names its predicate too.
+    let (_, read) = run("SELECT ?s WHERE { ?s a wk:Page FILTER EXISTS { ?s wk:hasTag ?t } }");
+    assert!(read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count() <= 2, "{read:?}");
+}

@@ -94,6 +94,30 @@ fn rdf_projection_agrees_with_the_page_table_on_the_corpus() {
     assert!(compared > 0);
     println!("{compared} tags agree with list_tags");
     let _: Value = tags;
+
+    // The split store: bytes a typical query fetches (directory + its predicates' partitions)
+    // against the single whole-store shard of format 1 (the same store, one shard).
+    use wikantik::shard::{encode_shard, ShardKind};
+    let size = |kind: ShardKind| -> u64 { index.manifest.shards_of(kind).map(|e| e.size).sum() };
+    let directory = size(ShardKind::Rdf);
+    let partitions: Vec<_> = index.manifest.shards_of(ShardKind::RdfTriples).collect();
+    let single = encode_shard(ShardKind::Rdf, 0, store.as_ref(), None, None).unwrap().bytes.len() as u64;
+    let dir: std::sync::Arc<wikantik::sparql::RdfDirectory> = block_on(reader.load(index.manifest.single(ShardKind::Rdf).unwrap())).unwrap();
+    println!("rdf: {} triples entries, {} terms; format-1 single shard {single} bytes; directory {directory} bytes + {} partitions, {} bytes", store.entry_count(), dir.terms.len(), partitions.len(), size(ShardKind::RdfTriples));
+    for q in [
+        "SELECT ?s WHERE { ?s wk:hasTag ?t }",
+        "SELECT ?k (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p wk:inCluster ?k } GROUP BY ?k",
+        "SELECT ?k (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p wk:hasTag ?c . ?c skos:prefLabel ?k } GROUP BY ?k",
+        "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10",
+    ] {
+        let needed = dir.partitions_for(wikantik::ontology::query_predicates(q).as_deref());
+        let fetched: u64 = directory + needed.iter().map(|&p| partitions.iter().find(|e| e.partition == p).map_or(0, |e| e.size)).sum::<u64>();
+        println!("query {q:?}: {} of {} partitions, {fetched} bytes fetched (format 1: {single})", needed.len(), partitions.len());
+        if q.contains("wk:hasTag ?t }") {
+            assert_eq!(needed.len(), 1, "{q}");
+            assert!(fetched < single, "{q}: {fetched} bytes vs {single}");
+        }
+    }
 }
 
 /// `find_similar` on the real corpus with 384-dimensional section vectors (stand-in keyword

@@ -442,7 +442,8 @@ pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         Some("compact") => true,
         Some(other) => return Err(format!("format must be 'standard' or 'compact', got {other}")),
     };
-    let (table, store) = futures_util::join!(tools.reader.pages(), tools.reader.rdf());
+    let predicates = crate::ontology::query_predicates(&query);
+    let (table, store) = futures_util::join!(tools.reader.pages(), tools.reader.rdf_for(predicates.as_deref()));
     let (table, store) = (table.map_err(tool_error)?, store.map_err(tool_error)?);
     let keys: HashSet<u32> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
     let results = crate::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
