@@ -56,6 +56,9 @@ pub struct CompileOptions {
     pub strict_frontmatter: bool,
     /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
     pub generator: String,
+    /// Entities an extractor wrote beside the wiki ([`crate::entity_sidecar`]), merged with
+    /// the pages' frontmatter `entities:`.
+    pub entity_sidecar: Option<crate::entity_sidecar::EntitySidecar>,
 }
 
 impl Default for CompileOptions {
@@ -68,6 +71,7 @@ impl Default for CompileOptions {
             rdf_partition_entries: RDF_PARTITION_ENTRIES,
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
+            entity_sidecar: None,
         }
     }
 }
@@ -376,6 +380,19 @@ pub fn compile_with_vectors(
         .collect();
 
     // 6b. Knowledge graph, mentions and the RDF projection.
+    let sidecar = options.entity_sidecar.as_ref();
+    if let Some(sc) = sidecar {
+        for (slug, line) in &sc.lines {
+            if !records.iter().any(|r| &r.slug == slug) {
+                warnings.push(BuildWarning {
+                    kind: "UNKNOWN_SIDECAR_PAGE".into(),
+                    file: Some(crate::entity_sidecar::SIDECAR_PATH.into()),
+                    line: Some(*line),
+                    message: format!("the entity sidecar names page {slug}, which the wiki does not have; its entities are ignored"),
+                });
+            }
+        }
+    }
     let kg_inputs: Vec<crate::kg::KgPageInput<'_>> = pages
         .iter()
         .enumerate()
@@ -385,9 +402,10 @@ pub fn compile_with_vectors(
             related: &p.frontmatter.related,
             frontmatter: &p.frontmatter.fields,
             sections: chunks[i].iter().map(|c| c.text.as_str()).collect(),
+            sidecar_entities: sidecar.and_then(|sc| sc.pages.get(&records[i].slug)).map_or(&[], Vec::as_slice),
         })
         .collect();
-    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs);
+    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs, sidecar);
     drop(kg_inputs);
     let rdf_store = crate::ontology::project(&records, &knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))?;
 

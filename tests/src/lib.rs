@@ -40,7 +40,8 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn compile_dir(dir: &Path) -> CompiledIndex {
     let (pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
     assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
-    compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile")
+    let entity_sidecar = wikantik_index_builder::source::read_entity_sidecar(dir).expect("entity sidecar");
+    compile(pages, &CompileOptions { entity_sidecar, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
 }
 
 /// Compile a wiki directory in-process WITH vectors from a stand-in embedder: the tiny test
@@ -68,8 +69,8 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
 
-/// Write `pages` (file name, text) into a fresh wiki directory, build it, and return the
-/// index directory.
+/// Write `pages` (file name, text; a relative path such as `.wikantik/entities.yaml` works
+/// too) into a fresh wiki directory, build it, and return the index directory.
 pub fn build_wiki(name: &str, pages: &[(String, String)]) -> PathBuf {
     write_and_build(name, pages, compile_dir)
 }
@@ -84,7 +85,11 @@ fn write_and_build(name: &str, pages: &[(String, String)], compile: fn(&Path) ->
     let wiki = root.join("wiki");
     std::fs::create_dir_all(&wiki).expect("create wiki dir");
     for (file, text) in pages {
-        std::fs::write(wiki.join(file), text).expect("write page");
+        let path = wiki.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create dir");
+        }
+        std::fs::write(path, text).expect("write page");
     }
     let out = root.join("index");
     wikantik_index_builder::output::write_index(&out, &compile(&wiki), 3).expect("write index");

@@ -316,3 +316,72 @@ fn a_triple_pattern_reads_only_the_partitions_of_its_predicate() {
     let (_, read) = run("SELECT ?s WHERE { ?s a wk:Page FILTER EXISTS { ?s wk:hasTag ?t } }");
     assert!(read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count() <= 2, "{read:?}");
 }
+
+/// The entity sidecar (`.wikantik/entities.yaml`) adds entities to pages; they merge with
+/// frontmatter entities, say where they came from, obey the page's ACL, and bad input names
+/// the file and line.
+#[test]
+fn entity_sidecar_merges_with_frontmatter_entities() {
+    use wikantik::access::Caller;
+    use wikantik::mcp::{ToolHost, ToolOutcome};
+    use wikantik::tools::KnowledgeTools;
+    use wikantik_tests::{build_wiki, page, scratch};
+
+    let sidecar = "source: ner-test\npages:\n  Alpha:\n    - name: Quasar Toolkit\n      type: technology\n    - name: Zephyr Engine\n      type: product\n  Beta:\n    - Nimbus Relay\n  Ghost:\n    - Phantom\n";
+    let files = vec![
+        page("Alpha.md", "title: Alpha\nentities:\n  - name: Zephyr Engine\n    type: product", "# Alpha\n\nThe Zephyr Engine runs the Quasar Toolkit beside a Nimbus Relay.\n"),
+        page("Beta.md", "title: Beta", "[{ALLOW view Admin}]()\n\n# Beta\n\nThe Nimbus Relay forwards everything.\n"),
+        (".wikantik/entities.yaml".to_string(), sidecar.to_string()),
+    ];
+    let index = build_wiki("entity-sidecar", &files);
+    let reader = open(&index);
+    let tools = KnowledgeTools { reader: &reader, bundle: &Default::default(), briefing: &Default::default() };
+    let call = |name: &str, args: Value, caller: &Caller| -> Result<Value, String> {
+        match block_on(tools.call(name, &args, caller)) {
+            ToolOutcome::Json(v) => Ok(v),
+            ToolOutcome::Error { message, .. } => Err(message),
+            ToolOutcome::Markdown(t) => Err(t),
+        }
+    };
+    let anonymous = Caller::anonymous();
+    let admin = Caller::for_key(&["Admin".to_string()], None);
+
+    // Only in the sidecar: machine tier, the sidecar's provenance and source, typed.
+    let quasar = call("get_node", json!({ "node": "Quasar Toolkit" }), &anonymous).unwrap();
+    assert_eq!(quasar["node"]["nodeType"], "technology", "{quasar}");
+    assert_eq!(quasar["node"]["provenance"], "AI_INFERRED");
+    assert_eq!(quasar["node"]["tier"], "machine");
+    assert_eq!(quasar["node"]["properties"]["sidecarSource"], "ner-test");
+    assert_eq!(quasar["node"]["sourcePage"], "Alpha");
+    let edge = &quasar["outbound_edges"][0];
+    assert_eq!((edge["relationshipType"].as_str(), edge["targetName"].as_str()), (Some("related_to"), Some("Alpha")), "{quasar}");
+    assert_eq!(edge["properties"]["derivation"], "entities-sidecar");
+    assert_eq!(edge["provenance"], "AI_INFERRED");
+    // Also in frontmatter: human, one node, the frontmatter's edge.
+    let zephyr = call("get_node", json!({ "node": "Zephyr Engine" }), &anonymous).unwrap();
+    assert_eq!((zephyr["node"]["provenance"].as_str(), zephyr["node"]["tier"].as_str()), (Some("HUMAN_AUTHORED"), Some("human")), "{zephyr}");
+    assert_eq!(zephyr["outbound_edges"].as_array().unwrap().len(), 1, "{zephyr}");
+    assert_eq!(zephyr["outbound_edges"][0]["properties"]["derivation"], "entities");
+    // A sidecar entity of a restricted page is restricted like the page.
+    assert_eq!(call("get_node", json!({ "node": "Nimbus Relay" }), &anonymous).unwrap_err(), "Node not found: Nimbus Relay");
+    assert!(call("get_node", json!({ "node": "Nimbus Relay" }), &admin).is_ok());
+    // Provenance and tier filters see the difference.
+    let ai = call("query_nodes", json!({ "provenance_filter": ["ai-inferred"] }), &anonymous).unwrap();
+    let names: Vec<&str> = ai["results"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["Quasar Toolkit"]);
+    let human = call("search_knowledge", json!({ "query": "quasar", "min_tier": "human" }), &anonymous).unwrap();
+    assert_eq!(human["results"], json!([]), "{human}");
+    let machine = call("search_knowledge", json!({ "query": "quasar" }), &anonymous).unwrap();
+    assert_eq!(machine["results"].as_array().unwrap().len(), 1, "{machine}");
+
+    // A page the wiki lacks is a warning with the sidecar's line; bad YAML an error with it.
+    let wiki = index.parent().unwrap().join("wiki");
+    let compiled = wikantik_tests::compile_dir(&wiki);
+    let warning = compiled.warnings.iter().find(|w| w.kind == "UNKNOWN_SIDECAR_PAGE").expect("warning");
+    assert_eq!((warning.file.as_deref(), warning.line), (Some(".wikantik/entities.yaml"), Some(10)), "{warning:?}");
+    let bad = scratch("entity-sidecar-bad");
+    std::fs::create_dir_all(bad.join(".wikantik")).unwrap();
+    std::fs::write(bad.join(".wikantik/entities.yaml"), "pages:\n  Alpha:\n    - name: x\n      type: a: b\n").unwrap();
+    let err = wikantik_index_builder::source::read_entity_sidecar(&bad).unwrap_err().to_string();
+    assert!(err.contains(".wikantik/entities.yaml:4: bad entity sidecar:"), "{err}");
+}

@@ -67,11 +67,11 @@ impl View {
             "name": n.name,
             "nodeType": n.node_type,
             "sourcePage": self.kg.source_page(node, &self.can_view()),
-            "provenance": HUMAN_AUTHORED,
+            "provenance": provenance(&n.properties),
             "properties": n.properties,
             "created": null,
             "modified": null,
-            "tier": "human",
+            "tier": tier(&n.properties),
             "provenanceProposalId": null,
         })
     }
@@ -86,25 +86,41 @@ impl View {
             "sourceName": s.name,
             "targetName": t.name,
             "relationshipType": e.predicate,
-            "provenance": HUMAN_AUTHORED,
+            "provenance": provenance(&e.properties),
             "properties": e.properties,
             "created": null,
             "modified": null,
-            "tier": "human",
+            "tier": tier(&e.properties),
             "provenanceProposalId": null,
         })
     }
 }
 
-/// `provenance_filter` values we can honour: every stored node is `human-authored`.
-fn provenance_ok(args: &Value) -> bool {
-    let wanted = list_arg(args, "provenance_filter");
-    let known: Vec<String> = wanted
+/// A node's or edge's provenance: the entity sidecar's for what only the sidecar declares
+/// (`properties.sidecarProvenance`), else `HUMAN_AUTHORED`.
+fn provenance(properties: &Map<String, Value>) -> &str {
+    properties.get("sidecarProvenance").and_then(Value::as_str).unwrap_or(HUMAN_AUTHORED)
+}
+
+/// `machine` for `AI_*` provenance, else `human`.
+fn tier(properties: &Map<String, Value>) -> &'static str {
+    if provenance(properties).starts_with("AI_") {
+        "machine"
+    } else {
+        "human"
+    }
+}
+
+/// Does a node pass `provenance_filter` (values as `human-authored` or `HUMAN_AUTHORED`;
+/// no filter, or only unknown values, passes everything)?
+fn provenance_ok(args: &Value, properties: &Map<String, Value>) -> bool {
+    let known: Vec<String> = list_arg(args, "provenance_filter")
         .iter()
-        .map(|v| v.to_lowercase().replace('_', "-"))
+        .map(|v| v.trim().to_lowercase().replace('_', "-"))
         .filter(|v| matches!(v.as_str(), "human-authored" | "human-curated" | "ai-inferred" | "ai-reviewed"))
         .collect();
-    known.is_empty() || known.iter().any(|v| v == "human-authored")
+    let own = provenance(properties).to_lowercase().replace('_', "-");
+    known.is_empty() || known.contains(&own)
 }
 
 fn min_tier(args: &Value) -> Result<&'static str, String> {
@@ -183,13 +199,11 @@ pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, ar
     let filters = args.get("filters").filter(|f| f.is_object()).unwrap_or(&empty);
     let f = |k: &str| filters.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
     let (node_type, source_page, name, status) = (f("node_type"), f("source_page"), f("name").map(|n| n.to_lowercase()), f("status"));
-    if !provenance_ok(args) {
-        return Ok(ToolOutcome::Json(json!({ "results": [] })));
-    }
     let can_view = view.can_view();
     let matching = view.mentioned().into_iter().filter(|&n| {
         let node = &view.kg.nodes[n as usize];
-        node_type.as_ref().is_none_or(|t| &node.node_type == t)
+        provenance_ok(args, &node.properties)
+            && node_type.as_ref().is_none_or(|t| &node.node_type == t)
             && source_page.as_deref().is_none_or(|s| view.kg.source_page(n, &can_view) == Some(s))
             && name.as_ref().is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
             && status.as_ref().is_none_or(|s| node.properties.get("status").and_then(Value::as_str) == Some(s.as_str()))
@@ -320,20 +334,20 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// contain the query, case-insensitively; ordered by name; `limit` default 20.
 pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
     let query = text_arg(args, "query").ok_or("query is required")?.to_lowercase();
-    min_tier(args)?;
+    let human_only = min_tier(args)? == "human";
     let (limit, _) = window(args, 20);
     let view = View::load(tools, caller).await?;
-    let hits: Vec<u32> = if provenance_ok(args) {
-        view.mentioned()
-            .into_iter()
-            .filter(|&n| {
-                let node = &view.kg.nodes[n as usize];
-                node.name.to_lowercase().contains(&query) || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let hits: Vec<u32> = view
+        .mentioned()
+        .into_iter()
+        .filter(|&n| {
+            let node = &view.kg.nodes[n as usize];
+            provenance_ok(args, &node.properties)
+                && !(human_only && tier(&node.properties) == "machine")
+                && (node.name.to_lowercase().contains(&query)
+                    || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query))
+        })
+        .collect();
     let results: Vec<Value> = by_name(&view, hits).into_iter().take(limit).map(|n| view.node_json(n)).collect();
     let mut out = json!({ "results": results, "scope": "knowledge_graph_nodes_only" });
     if results_empty(&out) {
