@@ -373,6 +373,9 @@ fn entity_sidecar_merges_with_frontmatter_entities() {
     assert_eq!(human["results"], json!([]), "{human}");
     let machine = call("search_knowledge", json!({ "query": "quasar" }), &anonymous).unwrap();
     assert_eq!(machine["results"].as_array().unwrap().len(), 1, "{machine}");
+    let names = |v: &Value| -> Vec<String> { v["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect() };
+    let human = call("traverse", json!({ "start_node": "Alpha", "min_tier": "human", "max_depth": 1 }), &anonymous).unwrap();
+    assert!(names(&human).contains(&"Zephyr Engine".to_string()) && !names(&human).contains(&"Quasar Toolkit".to_string()), "{human}");
 
     // A page the wiki lacks is a warning with the sidecar's line; bad YAML an error with it.
     let wiki = index.parent().unwrap().join("wiki");

@@ -228,11 +228,11 @@ pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// With `min_tier: machine` (default) it follows the co-mention graph — two nodes are
 /// adjacent when at least `min_shared_chunks` visible sections mention both — and returns
 /// synthesized `co-mentions` edges (`provenance: "DERIVED"`, `tier: "machine"`, stable ids);
-/// with `min_tier: human` it follows only the stored, human-authored typed edges (either
-/// direction). At most [`TRAVERSE_MAX_NODES`] nodes.
+/// with `min_tier: human` it follows only the stored, human-tier typed edges (either
+/// direction; entity-sidecar edges with `AI_*` provenance are machine tier). At most [`TRAVERSE_MAX_NODES`] nodes.
 pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
     let start = text_arg(args, "start_node").ok_or("start_node is required")?;
-    let tier = min_tier(args)?;
+    let wanted_tier = min_tier(args)?;
     let max_depth = int_arg(args, "max_depth").unwrap_or(2).clamp(1, 5) as usize;
     let min_shared = int_arg(args, "min_shared_chunks").unwrap_or(1).max(1) as usize;
     let view = View::load(tools, caller).await?;
@@ -242,7 +242,7 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
     // Adjacency on demand.
     let mut by_chunk: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
     let mut chunks_of: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    if tier == "machine" {
+    if wanted_tier == "machine" {
         for m in view.mentions.mentions.iter().filter(|m| view.keys.contains(&m.page)) {
             if view.visible(m.node) {
                 by_chunk.entry((m.page, m.chunk)).or_default().push(m.node);
@@ -251,7 +251,7 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
         }
     }
     let neighbours = |n: u32| -> Vec<(u32, Value)> {
-        if tier == "machine" {
+        if wanted_tier == "machine" {
             let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
             for c in chunks_of.get(&n).into_iter().flatten() {
                 for &other in by_chunk.get(c).into_iter().flatten() {
@@ -285,7 +285,7 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
             view.kg
                 .edges
                 .iter()
-                .filter(|e| (e.source == n || e.target == n) && view.kg.edge_visible(e, &can_view))
+                .filter(|e| (e.source == n || e.target == n) && tier(&e.properties) == "human" && view.kg.edge_visible(e, &can_view))
                 .map(|e| (if e.source == n { e.target } else { e.source }, view.edge_json(e)))
                 .collect()
         }
