@@ -64,8 +64,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-log "index: examples/wiki"
-"$bin/index-builder" build examples/wiki --out "$work/index" >"$work/index-build.log" 2>&1 \
+# With vectors, so find_similar (mention centroids) answers its documented shape. Embedding
+# needs the optimised build (the dev-profile forward pass is ~100x slower); in test-all.sh
+# scripts/eval.sh has already built it and filled the embedding cache's model directory.
+log "index: examples/wiki with vectors (release index-builder, int8 all-MiniLM-L6-v2)"
+scripts/fetch-model.sh
+[ "$bin" = "$target/release" ] || cargo build --release --locked -p wikantik-index-builder
+"$target/release/index-builder" build examples/wiki --out "$work/index" \
+  --model .cache/models/all-MiniLM-L6-v2 --embedding-cache .cache/embeddings >"$work/index-build.log" 2>&1 \
   || { cat "$work/index-build.log"; exit 1; }
 
 # ---------------------------------------------------------------------------------------------

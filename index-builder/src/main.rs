@@ -215,6 +215,7 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
     let options = CompileOptions {
         strict_frontmatter: !lenient,
         generator: format!("wikantik-index-builder {}", env!("CARGO_PKG_VERSION")),
+        entity_sidecar: source::read_entity_sidecar(wiki)?,
         ..CompileOptions::default()
     };
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(sources.len() as u64) };
@@ -294,7 +295,8 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, r
     let queries = eval::read_queries(queries)?;
     let (sources, _, _) = source::read_wiki(wiki)?;
     let started = Instant::now();
-    let compiled = compile_index(sources, &CompileOptions::default(), dense, &ProgressBar::hidden(), &mut |_, _, _| {})?;
+    let options = CompileOptions { entity_sidecar: source::read_entity_sidecar(wiki)?, ..CompileOptions::default() };
+    let compiled = compile_index(sources, &options, dense, &ProgressBar::hidden(), &mut |_, _, _| {})?;
     println!(
         "Indexed {} pages, {} sections{} in {:.1} s",
         compiled.manifest.stats.pages,

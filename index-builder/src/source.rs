@@ -5,6 +5,7 @@
 //! repository, each page's version is the number of commits that touched it and `updated`
 //! is its last commit time; otherwise version 1 and the file's modification time
 //! (CONTRACT §3.4; a frontmatter `version` still wins, see the core's compile step).
+//! [`read_entity_sidecar`] reads the optional `.wikantik/entities.yaml`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,19 @@ pub struct SkippedFile {
 pub fn is_page_file(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     !name.starts_with('.') && [".md", ".markdown", ".html", ".htm"].iter().any(|ext| lower.ends_with(ext))
+}
+
+/// The entity sidecar of the wiki in `dir` (`.wikantik/entities.yaml`,
+/// [`wikantik::entity_sidecar`]), if it has one. Bad YAML or a bad shape is an error naming
+/// the file and line.
+pub fn read_entity_sidecar(dir: &Path) -> Result<Option<wikantik::entity_sidecar::EntitySidecar>> {
+    let path = dir.join(wikantik::entity_sidecar::SIDECAR_PATH);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(BuildError::io(&path, e)),
+    };
+    Ok(Some(wikantik::entity_sidecar::parse_entity_sidecar(&text, &path.display().to_string())?))
 }
 
 /// Read every page file of `dir` (sorted by file name), with git history when available.

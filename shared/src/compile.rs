@@ -50,10 +50,15 @@ pub struct CompileOptions {
     pub pages_per_partition: u32,
     /// Average terms per `terms` partition.
     pub terms_per_partition: u32,
+    /// Target entries per `rdf-triples` partition ([`RDF_PARTITION_ENTRIES`]).
+    pub rdf_partition_entries: usize,
     /// Malformed frontmatter fails the build (true) or skips the page with a warning (false).
     pub strict_frontmatter: bool,
     /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
     pub generator: String,
+    /// Entities an extractor wrote beside the wiki ([`crate::entity_sidecar`]), merged with
+    /// the pages' frontmatter `entities:`.
+    pub entity_sidecar: Option<crate::entity_sidecar::EntitySidecar>,
 }
 
 impl Default for CompileOptions {
@@ -63,8 +68,10 @@ impl Default for CompileOptions {
             analyzer: AnalyzerConfig::default(),
             pages_per_partition: 8,
             terms_per_partition: 512,
+            rdf_partition_entries: RDF_PARTITION_ENTRIES,
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
+            entity_sidecar: None,
         }
     }
 }
@@ -231,6 +238,10 @@ pub struct VectorBuild<'a> {
     pub embed: &'a EmbedFn<'a>,
 }
 
+/// Target entries per `rdf-triples` partition: a predicate with more is alone in its
+/// partition, smaller ones are packed together up to this many (12 bytes an entry).
+pub const RDF_PARTITION_ENTRIES: usize = 2048;
+
 /// Compile source pages into shards and a manifest (lexical only: no vectors).
 pub fn compile(
     sources: Vec<SourcePage>,
@@ -369,6 +380,19 @@ pub fn compile_with_vectors(
         .collect();
 
     // 6b. Knowledge graph, mentions and the RDF projection.
+    let sidecar = options.entity_sidecar.as_ref();
+    if let Some(sc) = sidecar {
+        for (slug, line) in &sc.lines {
+            if !records.iter().any(|r| &r.slug == slug) {
+                warnings.push(BuildWarning {
+                    kind: "UNKNOWN_SIDECAR_PAGE".into(),
+                    file: Some(crate::entity_sidecar::SIDECAR_PATH.into()),
+                    line: Some(*line),
+                    message: format!("the entity sidecar names page {slug}, which the wiki does not have; its entities are ignored"),
+                });
+            }
+        }
+    }
     let kg_inputs: Vec<crate::kg::KgPageInput<'_>> = pages
         .iter()
         .enumerate()
@@ -378,9 +402,10 @@ pub fn compile_with_vectors(
             related: &p.frontmatter.related,
             frontmatter: &p.frontmatter.fields,
             sections: chunks[i].iter().map(|c| c.text.as_str()).collect(),
+            sidecar_entities: sidecar.and_then(|sc| sc.pages.get(&records[i].slug)).map_or(&[], Vec::as_slice),
         })
         .collect();
-    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs);
+    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs, sidecar);
     drop(kg_inputs);
     let rdf_store = crate::ontology::project(&records, &knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))?;
 
@@ -562,7 +587,11 @@ pub fn compile_with_vectors(
     tick(progress);
     shards.push(encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)?);
     shards.push(encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?);
-    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_store, None, None)?);
+    let (rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)?);
+    for (p, partition) in rdf_partitions.iter().enumerate() {
+        shards.push(encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)?);
+    }
     tick(progress);
 
     let section_count = lexical_stats.sections;

@@ -10,6 +10,10 @@ pub enum Error {
     #[error("{file}:{line}: malformed YAML frontmatter: {message}")]
     Frontmatter { file: String, line: usize, message: String },
 
+    /// An entity sidecar file that does not parse or has the wrong shape. `line` is 1-based.
+    #[error("{file}:{line}: bad entity sidecar: {message}")]
+    EntitySidecar { file: String, line: usize, message: String },
+
     /// A shard whose bytes do not hash to what the manifest promises.
     #[error("shard {name} is corrupt: expected sha256 {expected}, got {actual}")]
     ShardHashMismatch { name: String, expected: String, actual: String },

@@ -277,7 +277,8 @@ async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, calle
         Some("compact") => true,
         Some(_) => return Response::error(400, "format must be 'standard' or 'compact'"),
     };
-    let (table, store) = futures_util::join!(reader.pages(), reader.rdf());
+    let predicates = crate::ontology::query_predicates(&query);
+    let (table, store) = futures_util::join!(reader.pages(), reader.rdf_for(predicates.as_deref()));
     let (table, store) = match (table, store) {
         (Ok(t), Ok(s)) => (t, s),
         (Err(e), _) | (_, Err(e)) => return index_error(&e),

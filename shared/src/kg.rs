@@ -6,7 +6,7 @@
 //! | kind | one per | name | `nodeType` |
 //! |---|---|---|---|
 //! | page | page | the slug | frontmatter `type`, lowercased (`unknown` when absent) |
-//! | entity | distinct (case-insensitive) name in any page's `entities:` list | as first written | the entity vocabulary of REFERENCE §5.1 (aliases mapped, else `concept`) |
+//! | entity | distinct (case-insensitive) name in any page's `entities:` list or the entity sidecar ([`crate::entity_sidecar`]) | as first written | the entity vocabulary of REFERENCE §5.1 (aliases mapped, else `concept`) |
 //! | concept | distinct tag or cluster path | the raw value | `concept` (`properties.kinds`: `tag`, `cluster`) |
 //!
 //! Ids are stable: a UUID-shaped hex string derived from the SHA-256 of the node's kind and
@@ -22,6 +22,7 @@
 //! | sub-cluster | sub-cluster concept `part_of` parent concept (+ `contains` back) | `cluster` |
 //! | a tag | page `related_to` tag concept | `tag` |
 //! | an `entities:` entry | entity `related_to` declaring page | `entities` |
+//! | an entity sidecar entry | entity `related_to` its page | `entities-sidecar` |
 //! | legacy `relations:` (map of key → targets, or list of `{type, target_id}`) | page `<mapped>` page | `relations` (`properties.legacyType` = the original key) |
 //!
 //! Legacy keys are mapped by [`legacy_predicate`] (`depends-on`→`requires`, `part-of` /
@@ -36,8 +37,10 @@
 //! `provenance: "HUMAN_AUTHORED"` and `tier: "human"`; edges whose *predicate* is chosen by
 //! the build rather than written by the author (wikilinks, tags, cluster membership, mapped
 //! legacy keys, entity declarations) say so in `properties.derived: true` and
-//! `properties.derivation`. Nothing claims `AI_INFERRED`: co-mention edges synthesized by
-//! `traverse` are `provenance: "DERIVED"`, `tier: "machine"`.
+//! `properties.derivation`. Co-mention edges synthesized by `traverse` are `provenance:
+//! "DERIVED"`, `tier: "machine"`. The one exception to human authorship is the entity
+//! sidecar: entities only it declares, and its edges, carry its provenance (`AI_INFERRED` by
+//! default) in `properties.sidecarProvenance`, which the tools report as their provenance.
 //!
 //! # Mentions
 //!
@@ -170,6 +173,8 @@ pub struct KgPageInput<'a> {
     pub frontmatter: &'a Map<String, Value>,
     /// Section texts in chunk order.
     pub sections: Vec<&'a str>,
+    /// Entities the sidecar ([`crate::entity_sidecar`]) declares on this page.
+    pub sidecar_entities: &'a [crate::entity_sidecar::SidecarEntity],
 }
 
 /// A stable UUID-shaped id from a seed.
@@ -318,12 +323,15 @@ fn legacy_relations(value: &Value) -> Vec<(String, String)> {
 }
 
 /// Builds the graph and its mention index from the pages (in any order; output is sorted).
-pub fn build(pages: &[KgPageInput<'_>]) -> (KnowledgeGraph, MentionIndex) {
+pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::EntitySidecar>) -> (KnowledgeGraph, MentionIndex) {
     let mut order: Vec<&KgPageInput<'_>> = pages.iter().collect();
     order.sort_by(|a, b| a.record.slug.cmp(&b.record.slug));
     let mut b = Builder { nodes: Vec::new(), index: HashMap::new(), edges: BTreeMap::new() };
     let by_slug: HashMap<&str, &PageRecord> = order.iter().map(|p| (p.record.slug.as_str(), p.record)).collect();
     let by_id: HashMap<&str, &PageRecord> = order.iter().map(|p| (p.record.canonical_id.as_str(), p.record)).collect();
+
+    let mut human_entities: BTreeSet<usize> = BTreeSet::new();
+    let mut sidecar_entities: BTreeSet<usize> = BTreeSet::new();
 
     // Page nodes first, so every page edge finds its target.
     let mut page_node: HashMap<u32, usize> = HashMap::new();
@@ -393,7 +401,27 @@ pub fn build(pages: &[KgPageInput<'_>]) -> (KnowledgeGraph, MentionIndex) {
                     b.nodes[e].properties.entry("declaredType").or_insert(json!(raw));
                 }
                 b.edge(e, "related_to", me, r.key, derived("entities"));
+                human_entities.insert(e);
             }
+        }
+        // Sidecar entities: the same nodes and edges, marked with the sidecar's provenance
+        // where no frontmatter declares them (resolved after every page, below).
+        for entity in p.sidecar_entities {
+            let t = entity_type(entity.entity_type.as_deref().unwrap_or("concept"));
+            let e = b.node(NodeKind::Entity, &entity.name, t);
+            b.back(e, r);
+            if let Some(raw) = entity.entity_type.as_ref().filter(|raw| raw.trim().to_lowercase() != t) {
+                b.nodes[e].properties.entry("declaredType").or_insert(json!(raw));
+            }
+            sidecar_entities.insert(e);
+            let mut props = derived("entities-sidecar");
+            if let Some(sc) = sidecar {
+                props.insert("sidecarProvenance".into(), json!(sc.provenance));
+                if let Some(source) = &sc.source {
+                    props.insert("sidecarSource".into(), json!(source));
+                }
+            }
+            b.edge(e, "related_to", me, r.key, props);
         }
         // Legacy relations: the `relations:` map or list, plus top-level legacy keys.
         let mut legacy = p.frontmatter.get("relations").map(legacy_relations).unwrap_or_default();
@@ -414,6 +442,15 @@ pub fn build(pages: &[KgPageInput<'_>]) -> (KnowledgeGraph, MentionIndex) {
     }
     for n in &mut b.nodes {
         n.pages.sort_by(|a, c| a.1.cmp(&c.1));
+    }
+    // Entities only the sidecar declares carry its provenance; frontmatter makes them human.
+    if let Some(sc) = sidecar {
+        for &e in sidecar_entities.difference(&human_entities) {
+            b.nodes[e].properties.insert("sidecarProvenance".into(), json!(sc.provenance));
+            if let Some(source) = &sc.source {
+                b.nodes[e].properties.insert("sidecarSource".into(), json!(source));
+            }
+        }
     }
 
     // Sort nodes by (kind, lowercased name) and renumber.

@@ -307,12 +307,23 @@ pub const STANDARD_PREFIXES: [(&str, &str); 10] = [
 /// the pages `can_view` accepts (by page key), within the default bounds (forced `LIMIT` ≤
 /// 10,000, 2,000,000 steps of work).
 pub fn run_query(store: &Store, query: &str, can_view: &dyn Fn(u32) -> bool) -> Result<crate::sparql::QueryResults, SparqlError> {
+    crate::sparql::execute(store, &with_prefixes(query), can_view, &crate::sparql::QueryOptions::default())
+}
+
+/// The predicates `query` (with the standard prefixes) can match, for
+/// [`crate::reader::IndexReader::rdf_for`]: `None` = any. A query that does not parse needs
+/// none ([`run_query`] then reports the error).
+pub fn query_predicates(query: &str) -> Option<Vec<Term>> {
+    crate::sparql::query_predicates(&with_prefixes(query)).unwrap_or_else(|_| Some(Vec::new()))
+}
+
+fn with_prefixes(query: &str) -> String {
     let mut text = String::with_capacity(query.len() + 512);
     for (prefix, ns) in STANDARD_PREFIXES {
         text.push_str(&format!("PREFIX {prefix}: <{ns}>\n"));
     }
     text.push_str(query);
-    crate::sparql::execute(store, &text, can_view, &crate::sparql::QueryOptions::default())
+    text
 }
 
 /// The `get_ontology` payload: namespace, classes, object properties, concept schemes.

@@ -143,7 +143,7 @@ impl Frontmatter {
 }
 
 /// serde_yaml_ng puts "at line N column M" into its messages; we report the line ourselves.
-fn strip_location(message: &str) -> String {
+pub(crate) fn strip_location(message: &str) -> String {
     match message.find(" at line ") {
         Some(i) => message[..i].to_string(),
         None => message.to_string(),
@@ -152,7 +152,7 @@ fn strip_location(message: &str) -> String {
 
 /// Convert YAML to JSON: mapping keys become strings, tagged values lose their tag, and
 /// non-finite floats become strings so nothing is lost silently.
-fn yaml_to_json(value: serde_yaml_ng::Value) -> Value {
+pub(crate) fn yaml_to_json(value: serde_yaml_ng::Value) -> Value {
     use serde_yaml_ng::Value as Y;
     match value {
         Y::Null => Value::Null,

@@ -216,14 +216,36 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Mentions)?).await
     }
 
-    /// The RDF store (validated once when decoded; the cache keeps the validated value).
+    /// The whole RDF store (every triple partition); see [`IndexReader::rdf_for`].
     pub async fn rdf(&self) -> Result<Arc<crate::sparql::Store>> {
-        let entry = self.manifest.single(ShardKind::Rdf)?;
-        if let Some(hit) = self.cache.get::<crate::sparql::Store>(&entry.sha256) {
+        self.rdf_for(None).await
+    }
+
+    /// An RDF store holding the dictionary and the triples of `predicates` (`None`: all):
+    /// the `rdf` directory plus only the `rdf-triples` partitions those predicates live in.
+    /// The assembled, validated store is cached per directory and partition set.
+    pub async fn rdf_for(&self, predicates: Option<&[crate::sparql::Term]>) -> Result<Arc<crate::sparql::Store>> {
+        use crate::sparql::{RdfDirectory, Store, TriplePartition};
+        let bad = |message: String| Error::Decode { name: "rdf".into(), message };
+        let dir_entry = self.manifest.single(ShardKind::Rdf)?;
+        let directory: Arc<RdfDirectory> = self.load(dir_entry).await?;
+        let wanted = directory.partitions_for(predicates);
+        let key = format!("rdf-store:{}:{wanted:?}", dir_entry.sha256);
+        if let Some(hit) = self.cache.get::<Store>(&key) {
             return Ok(hit);
         }
-        let store: Arc<crate::sparql::Store> = self.load(entry).await?;
-        store.validate().map_err(|e| Error::Decode { name: "rdf".into(), message: e.to_string() })?;
+        let entries: Vec<&ShardEntry> =
+            wanted.iter().map(|&p| self.manifest.partition(ShardKind::RdfTriples, p)).collect::<Result<_>>()?;
+        let parts: Vec<Arc<TriplePartition>> = self.load_many(&entries).await?;
+        for (&p, part) in wanted.iter().zip(&parts) {
+            if directory.partitions.get(p as usize) != Some(&part.predicates) {
+                return Err(bad(format!("rdf-triples partition {p} does not hold the predicates the directory lists")));
+            }
+        }
+        let refs: Vec<&TriplePartition> = parts.iter().map(|p| p.as_ref()).collect();
+        let store = Arc::new(Store::assemble(&directory, &refs).map_err(|e| bad(e.to_string()))?);
+        let size = dir_entry.size + 3 * entries.iter().map(|e| e.size).sum::<u64>();
+        self.cache.insert(&key, size, store.clone());
         Ok(store)
     }
 

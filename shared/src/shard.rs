@@ -47,8 +47,11 @@ pub enum ShardKind {
     Kg,
     /// Node mentions per section (`kg::MentionIndex`).
     Mentions,
-    /// The RDF projection as a dictionary-encoded, entailed triple store (`sparql::Store`).
+    /// The RDF projection's dictionary and partition directory (`sparql::RdfDirectory`).
     Rdf,
+    /// The RDF projection's triples of some predicates (`sparql::TriplePartition`), one shard
+    /// per partition of the `rdf` directory.
+    RdfTriples,
     /// Dense section vectors, int8 with per-dimension scales, partitioned by page range like
     /// `sections` (present only when the build had an embedding model).
     Vectors,
@@ -69,6 +72,7 @@ impl ShardKind {
             ShardKind::Kg => "kg",
             ShardKind::Mentions => "mentions",
             ShardKind::Rdf => "rdf",
+            ShardKind::RdfTriples => "rdf-triples",
             ShardKind::Vectors => "vectors",
             ShardKind::Model => "model",
         }

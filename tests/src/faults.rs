@@ -1,6 +1,7 @@
 //! Fault injection for the storage trait: a [`FaultStore`] wraps any [`ShardStore`] and
 //! damages chosen objects on the way out — missing, truncated, one byte flipped, a storage
-//! error, or slow (a future that yields many times before answering, so no test sleeps).
+//! error, or slow (a future that yields many times before answering, so no test sleeps) —
+//! and records what was read.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -38,11 +39,12 @@ pub struct FaultStore<S> {
     inner: S,
     faults: Arc<Mutex<BTreeMap<String, Fault>>>,
     reads: Arc<AtomicUsize>,
+    names: Arc<Mutex<Vec<String>>>,
 }
 
 impl<S: ShardStore + Clone> FaultStore<S> {
     pub fn new(inner: S) -> FaultStore<S> {
-        FaultStore { inner, faults: Arc::default(), reads: Arc::default() }
+        FaultStore { inner, faults: Arc::default(), reads: Arc::default(), names: Arc::default() }
     }
 
     /// Damage `name` from now on (shared by every clone).
@@ -58,6 +60,11 @@ impl<S: ShardStore + Clone> FaultStore<S> {
     /// Reads so far.
     pub fn reads(&self) -> usize {
         self.reads.load(Ordering::SeqCst)
+    }
+
+    /// The names read so far, in order (with repeats).
+    pub fn read_names(&self) -> Vec<String> {
+        self.names.lock().unwrap().clone()
     }
 }
 
@@ -79,6 +86,7 @@ impl Future for YieldTimes {
 impl<S: ShardStore> ShardStore for FaultStore<S> {
     async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.reads.fetch_add(1, Ordering::SeqCst);
+        self.names.lock().unwrap().push(name.to_string());
         let fault = self.faults.lock().unwrap().get(name).copied();
         if let Some(Fault::Slow(n)) = fault {
             YieldTimes(n).await;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use wikantik::compile::{compile, CompileOptions, CompiledIndex};
+use wikantik::compile::{compile, compile_with_vectors, CompileOptions, CompiledIndex, VectorBuild};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -40,7 +40,28 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn compile_dir(dir: &Path) -> CompiledIndex {
     let (pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
     assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
-    compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile")
+    let entity_sidecar = wikantik_index_builder::source::read_entity_sidecar(dir).expect("entity sidecar");
+    compile(pages, &CompileOptions { entity_sidecar, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
+}
+
+/// Compile a wiki directory in-process WITH vectors from a stand-in embedder: the tiny test
+/// model (`wikantik::encoder::testing`) as the query encoder and keyword-hash section vectors
+/// of its dimension, so sections sharing words are close. Fast and needs no model files; for
+/// the real model see `tests/dense.rs`.
+pub fn compile_dir_with_vectors(dir: &Path) -> CompiledIndex {
+    use wikantik::encoder::testing::{keyword_embedding, tiny_shard};
+    let (pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
+    assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
+    let model = tiny_shard();
+    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, model.dim)).collect()) };
+    let build = VectorBuild {
+        model: &model,
+        model_id: "tiny-test-model@keyword-hash".into(),
+        contextual: false,
+        thresholds: wikantik::dense::MINILM_THRESHOLDS,
+        embed: &embed,
+    };
+    compile_with_vectors(pages, &CompileOptions::default(), Some(&build), &mut |_, _, _| {}).expect("compile")
 }
 
 /// Run a future to completion on this thread.
@@ -48,27 +69,51 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
 
-/// Write `pages` (file name, text) into a fresh wiki directory, build it, and return the
-/// index directory.
+/// Write `pages` (file name, text; a relative path such as `.wikantik/entities.yaml` works
+/// too) into a fresh wiki directory, build it, and return the index directory.
 pub fn build_wiki(name: &str, pages: &[(String, String)]) -> PathBuf {
-    build_wiki_modified_at(name, pages, None)
+    write_and_build(name, pages, None, compile_dir)
 }
 
 /// [`build_wiki`], with every page file's modification time (a page's `updated` outside git)
 /// set to `modified` when given, so two builds of the same pages agree on it.
 pub fn build_wiki_modified_at(name: &str, pages: &[(String, String)], modified: Option<std::time::SystemTime>) -> PathBuf {
+    write_and_build(name, pages, modified, compile_dir)
+}
+
+/// As [`build_wiki`], with vectors ([`compile_dir_with_vectors`]).
+pub fn build_wiki_with_vectors(name: &str, pages: &[(String, String)]) -> PathBuf {
+    write_and_build(name, pages, None, compile_dir_with_vectors)
+}
+
+/// As [`build_wiki_modified_at`], with vectors.
+pub fn build_wiki_with_vectors_modified_at(name: &str, pages: &[(String, String)], modified: Option<std::time::SystemTime>) -> PathBuf {
+    write_and_build(name, pages, modified, compile_dir_with_vectors)
+}
+
+fn write_and_build(name: &str, pages: &[(String, String)], modified: Option<std::time::SystemTime>, compile: fn(&Path) -> CompiledIndex) -> PathBuf {
     let root = scratch(name);
     let wiki = root.join("wiki");
     std::fs::create_dir_all(&wiki).expect("create wiki dir");
     for (file, text) in pages {
-        std::fs::write(wiki.join(file), text).expect("write page");
+        let path = wiki.join(file);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create dir");
+        }
+        std::fs::write(&path, text).expect("write page");
         if let Some(at) = modified {
-            std::fs::File::options().write(true).open(wiki.join(file)).and_then(|f| f.set_modified(at)).expect("set page mtime");
+            std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(at)).expect("set page mtime");
         }
     }
     let out = root.join("index");
-    let compiled = compile_dir(&wiki);
-    wikantik_index_builder::output::write_index(&out, &compiled, 3).expect("write index");
+    wikantik_index_builder::output::write_index(&out, &compile(&wiki), 3).expect("write index");
+    out
+}
+
+/// The sample wiki built with vectors ([`compile_dir_with_vectors`]) into a fresh index directory.
+pub fn build_sample_with_vectors(name: &str) -> PathBuf {
+    let out = scratch(name).join("index");
+    wikantik_index_builder::output::write_index(&out, &compile_dir_with_vectors(&sample_wiki()), 3).expect("write index");
     out
 }
 

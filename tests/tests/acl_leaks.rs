@@ -27,7 +27,7 @@ use wikantik::rest::RestConfig;
 use wikantik::service::{handle, ServiceConfig};
 use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
 use wikantik_native::DirStore;
-use wikantik_tests::{block_on, build_wiki_modified_at, open};
+use wikantik_tests::{block_on, build_wiki_modified_at, build_wiki_with_vectors_modified_at, open};
 
 const PUBLIC_PAGES: usize = 15;
 const RESTRICTED_PAGES: usize = 45;
@@ -255,7 +255,7 @@ fn fixture() -> &'static Fixture {
         let files: Vec<(String, String)> = pages.iter().map(|p| (format!("{}.md", p.slug), page_text(p, &pages))).collect();
         // One modification time for every page, so the per-caller builds agree on `updated`.
         let modified = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_790_000_000));
-        let index = build_wiki_modified_at("acl-leaks", &files, modified);
+        let index = build_wiki_with_vectors_modified_at("acl-leaks", &files, modified);
         let views = EVERYONE
             .iter()
             .map(|who| {
@@ -442,7 +442,11 @@ fn tool_args(name: &str) -> Vec<Value> {
             json!({ "start_node": slugs[0], "max_depth": 2 }),
         ],
         "search_knowledge" => vec![json!({ "query": "engine" }), json!({ "query": "ledger" }), json!({ "query": "gadget" })],
-        "find_similar" => vec![json!({ "node": "PublicTopic03", "limit": 50 }), json!({ "node": slugs[1], "limit": 50 })],
+        "find_similar" => {
+            let mut v = vec![json!({ "node": "PublicTopic03", "limit": 100 }), json!({ "node": slugs[1], "limit": 100 })];
+            v.extend(per_page(&|p| json!({ "node": format!("{} Engine", capital(&p.secret)), "limit": 100 })));
+            v
+        }
         "sparql_query" => vec![
             json!({ "query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000" }),
             json!({ "query": "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }" }),
@@ -502,6 +506,31 @@ fn no_mcp_tool_leaks() {
             for args in tool_args(name) {
                 tool(who, name, args);
             }
+        }
+    }
+}
+
+/// The fixture carries vectors, so `find_similar` really ranks (the leak probes above are not
+/// vacuous): every caller gets results for a public node, Admin's include restricted entities
+/// (which the leak check keeps from everyone else), and a restricted entity is a similarity
+/// target exactly for the callers who may view its page.
+#[test]
+fn find_similar_ranks_over_what_the_caller_may_see() {
+    let secret_engine = restricted().next().map(|p| format!("{} Engine", capital(&p.secret))).unwrap();
+    for who in EVERYONE {
+        let (is_error, got) = tool(who, "find_similar", json!({ "node": "PublicTopic03", "limit": 200 }));
+        assert!(!is_error, "{who:?}: {got}");
+        let names: Vec<&str> = got["similar"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert!(!names.is_empty(), "{who:?}: {got}");
+        let restricted_names = names.iter().filter(|n| n.starts_with("Quill") || n.starts_with("Zorb")).count();
+        if who == Who::Admin {
+            assert!(restricted_names > 0, "Admin sees restricted entities: {got}");
+        }
+        let (is_error, engine) = tool(who, "find_similar", json!({ "node": secret_engine }));
+        let sees = restricted().next().unwrap().pattern.is_some_and(|l| who.sees(l));
+        assert_eq!(!is_error, sees, "{who:?}: {engine}");
+        if !sees {
+            assert_eq!(engine["error"], json!(format!("Node not found: {secret_engine}")), "{who:?}");
         }
     }
 }

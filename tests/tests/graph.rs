@@ -267,3 +267,124 @@ fn a_pathological_query_stops_at_the_work_bound_over_http() {
         assert!(started.elapsed() < std::time::Duration::from_secs(30), "took {:?}", started.elapsed());
     }
 }
+
+/// The RDF store is split by predicate: a query loads the `rdf` directory (dictionary) and only
+/// the `rdf-triples` partitions of the predicates it names; a variable predicate loads all.
+/// Answers are the same as over the whole store.
+#[test]
+fn a_triple_pattern_reads_only_the_partitions_of_its_predicate() {
+    use wikantik::compile::{compile, CompileOptions};
+    use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+    use wikantik::shard::ShardKind;
+    use wikantik_tests::faults::FaultStore;
+
+    let (pages, _, _) = wikantik_index_builder::source::read_wiki(&wikantik_tests::sample_wiki()).unwrap();
+    // Small partitions, so the sample wiki's few hundred triples span several.
+    let options = CompileOptions { rdf_partition_entries: 64, ..CompileOptions::default() };
+    let compiled = compile(pages, &options, &mut |_, _, _| {}).unwrap();
+    let triples: Vec<_> = compiled.manifest.shards_of(ShardKind::RdfTriples).collect();
+    assert!(triples.len() >= 4, "{} rdf-triples partitions", triples.len());
+    let f = fixture();
+    let run = |query: &str| -> (Value, Vec<String>) {
+        let store = FaultStore::new(MemoryStore::from_compiled(&compiled));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).unwrap();
+        let opened = store.read_names().len();
+        let request = Request::new("GET", &format!("/sparql?format=compact&query={}", urlencode(query)));
+        let response = block_on(handle(Ok(&reader), &request, &f.config));
+        assert_eq!(response.status, 200, "{}", body(&response));
+        let rdf: Vec<String> = store.read_names()[opened..].iter().filter(|n| n.starts_with("shards/rdf")).cloned().collect();
+        (serde_json::from_slice(&response.body).unwrap(), rdf)
+    };
+    let name_of = |kind: ShardKind| -> Vec<String> { compiled.manifest.shards_of(kind).map(|e| e.name.clone()).collect() };
+    let directory = name_of(ShardKind::Rdf);
+    let tags = "SELECT ?s ?t WHERE { ?s wk:hasTag ?t } ORDER BY ?s ?t";
+    let (rows, read) = run(tags);
+    assert!(rows.as_array().is_some_and(|r| r.len() > 10), "{rows}");
+    let triples_read: Vec<&String> = read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).collect();
+    assert_eq!(read.iter().filter(|n| directory.contains(n)).count(), 1, "{read:?}");
+    assert_eq!(triples_read.len(), 1, "only the hasTag partition: {read:?}");
+    // The same answer as over the whole store (the sample index with the default split).
+    let whole = get(&format!("/sparql?format=compact&query={}", urlencode(tags)), false);
+    assert_eq!(serde_json::from_slice::<Value>(&whole.body).unwrap(), rows);
+    // Two predicates (one through a path), two or fewer partitions; a variable predicate, all.
+    let (_, read) = run("SELECT ?s WHERE { ?s wk:hasTag ?t . ?s wk:inCluster/rdfs:label ?c }");
+    let n = read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count();
+    assert!((1..=3).contains(&n) && n < triples.len(), "{read:?}");
+    let (_, read) = run("SELECT ?s WHERE { ?s ?p ?o } LIMIT 1");
+    assert_eq!(read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count(), triples.len(), "{read:?}");
+    // A FILTER EXISTS names its predicate too.
+    let (_, read) = run("SELECT ?s WHERE { ?s a wk:Page FILTER EXISTS { ?s wk:hasTag ?t } }");
+    assert!(read.iter().filter(|n| n.starts_with("shards/rdf-triples-")).count() <= 2, "{read:?}");
+}
+
+/// The entity sidecar (`.wikantik/entities.yaml`) adds entities to pages; they merge with
+/// frontmatter entities, say where they came from, obey the page's ACL, and bad input names
+/// the file and line.
+#[test]
+fn entity_sidecar_merges_with_frontmatter_entities() {
+    use wikantik::access::Caller;
+    use wikantik::mcp::{ToolHost, ToolOutcome};
+    use wikantik::tools::KnowledgeTools;
+    use wikantik_tests::{build_wiki, page, scratch};
+
+    let sidecar = "source: ner-test\npages:\n  Alpha:\n    - name: Quasar Toolkit\n      type: technology\n    - name: Zephyr Engine\n      type: product\n  Beta:\n    - Nimbus Relay\n  Ghost:\n    - Phantom\n";
+    let files = vec![
+        page("Alpha.md", "title: Alpha\nentities:\n  - name: Zephyr Engine\n    type: product", "# Alpha\n\nThe Zephyr Engine runs the Quasar Toolkit beside a Nimbus Relay.\n"),
+        page("Beta.md", "title: Beta", "[{ALLOW view Admin}]()\n\n# Beta\n\nThe Nimbus Relay forwards everything.\n"),
+        (".wikantik/entities.yaml".to_string(), sidecar.to_string()),
+    ];
+    let index = build_wiki("entity-sidecar", &files);
+    let reader = open(&index);
+    let tools = KnowledgeTools { reader: &reader, bundle: &Default::default(), briefing: &Default::default() };
+    let call = |name: &str, args: Value, caller: &Caller| -> Result<Value, String> {
+        match block_on(tools.call(name, &args, caller)) {
+            ToolOutcome::Json(v) => Ok(v),
+            ToolOutcome::Error { message, .. } => Err(message),
+            ToolOutcome::Markdown(t) => Err(t),
+        }
+    };
+    let anonymous = Caller::anonymous();
+    let admin = Caller::for_key(&["Admin".to_string()], None);
+
+    // Only in the sidecar: machine tier, the sidecar's provenance and source, typed.
+    let quasar = call("get_node", json!({ "node": "Quasar Toolkit" }), &anonymous).unwrap();
+    assert_eq!(quasar["node"]["nodeType"], "technology", "{quasar}");
+    assert_eq!(quasar["node"]["provenance"], "AI_INFERRED");
+    assert_eq!(quasar["node"]["tier"], "machine");
+    assert_eq!(quasar["node"]["properties"]["sidecarSource"], "ner-test");
+    assert_eq!(quasar["node"]["sourcePage"], "Alpha");
+    let edge = &quasar["outbound_edges"][0];
+    assert_eq!((edge["relationshipType"].as_str(), edge["targetName"].as_str()), (Some("related_to"), Some("Alpha")), "{quasar}");
+    assert_eq!(edge["properties"]["derivation"], "entities-sidecar");
+    assert_eq!(edge["provenance"], "AI_INFERRED");
+    // Also in frontmatter: human, one node, the frontmatter's edge.
+    let zephyr = call("get_node", json!({ "node": "Zephyr Engine" }), &anonymous).unwrap();
+    assert_eq!((zephyr["node"]["provenance"].as_str(), zephyr["node"]["tier"].as_str()), (Some("HUMAN_AUTHORED"), Some("human")), "{zephyr}");
+    assert_eq!(zephyr["outbound_edges"].as_array().unwrap().len(), 1, "{zephyr}");
+    assert_eq!(zephyr["outbound_edges"][0]["properties"]["derivation"], "entities");
+    // A sidecar entity of a restricted page is restricted like the page.
+    assert_eq!(call("get_node", json!({ "node": "Nimbus Relay" }), &anonymous).unwrap_err(), "Node not found: Nimbus Relay");
+    assert!(call("get_node", json!({ "node": "Nimbus Relay" }), &admin).is_ok());
+    // Provenance and tier filters see the difference.
+    let ai = call("query_nodes", json!({ "provenance_filter": ["ai-inferred"] }), &anonymous).unwrap();
+    let names: Vec<&str> = ai["results"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["Quasar Toolkit"]);
+    let human = call("search_knowledge", json!({ "query": "quasar", "min_tier": "human" }), &anonymous).unwrap();
+    assert_eq!(human["results"], json!([]), "{human}");
+    let machine = call("search_knowledge", json!({ "query": "quasar" }), &anonymous).unwrap();
+    assert_eq!(machine["results"].as_array().unwrap().len(), 1, "{machine}");
+    let names = |v: &Value| -> Vec<String> { v["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect() };
+    let human = call("traverse", json!({ "start_node": "Alpha", "min_tier": "human", "max_depth": 1 }), &anonymous).unwrap();
+    assert!(names(&human).contains(&"Zephyr Engine".to_string()) && !names(&human).contains(&"Quasar Toolkit".to_string()), "{human}");
+
+    // A page the wiki lacks is a warning with the sidecar's line; bad YAML an error with it.
+    let wiki = index.parent().unwrap().join("wiki");
+    let compiled = wikantik_tests::compile_dir(&wiki);
+    let warning = compiled.warnings.iter().find(|w| w.kind == "UNKNOWN_SIDECAR_PAGE").expect("warning");
+    assert_eq!((warning.file.as_deref(), warning.line), (Some(".wikantik/entities.yaml"), Some(10)), "{warning:?}");
+    let bad = scratch("entity-sidecar-bad");
+    std::fs::create_dir_all(bad.join(".wikantik")).unwrap();
+    std::fs::write(bad.join(".wikantik/entities.yaml"), "pages:\n  Alpha:\n    - name: x\n      type: a: b\n").unwrap();
+    let err = wikantik_index_builder::source::read_entity_sidecar(&bad).unwrap_err().to_string();
+    assert!(err.contains(".wikantik/entities.yaml:4: bad entity sidecar:"), "{err}");
+}

@@ -94,4 +94,66 @@ fn rdf_projection_agrees_with_the_page_table_on_the_corpus() {
     assert!(compared > 0);
     println!("{compared} tags agree with list_tags");
     let _: Value = tags;
+
+    // The split store: bytes a typical query fetches (directory + its predicates' partitions)
+    // against the single whole-store shard of format 1 (the same store, one shard).
+    use wikantik::shard::{encode_shard, ShardKind};
+    let size = |kind: ShardKind| -> u64 { index.manifest.shards_of(kind).map(|e| e.size).sum() };
+    let directory = size(ShardKind::Rdf);
+    let partitions: Vec<_> = index.manifest.shards_of(ShardKind::RdfTriples).collect();
+    let single = encode_shard(ShardKind::Rdf, 0, store.as_ref(), None, None).unwrap().bytes.len() as u64;
+    let dir: std::sync::Arc<wikantik::sparql::RdfDirectory> = block_on(reader.load(index.manifest.single(ShardKind::Rdf).unwrap())).unwrap();
+    println!("rdf: {} triples entries, {} terms; format-1 single shard {single} bytes; directory {directory} bytes + {} partitions, {} bytes", store.entry_count(), dir.terms.len(), partitions.len(), size(ShardKind::RdfTriples));
+    for q in [
+        "SELECT ?s WHERE { ?s wk:hasTag ?t }",
+        "SELECT ?k (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p wk:inCluster ?k } GROUP BY ?k",
+        "SELECT ?k (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p wk:hasTag ?c . ?c skos:prefLabel ?k } GROUP BY ?k",
+        "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10",
+    ] {
+        let needed = dir.partitions_for(wikantik::ontology::query_predicates(q).as_deref());
+        let fetched: u64 = directory + needed.iter().map(|&p| partitions.iter().find(|e| e.partition == p).map_or(0, |e| e.size)).sum::<u64>();
+        println!("query {q:?}: {} of {} partitions, {fetched} bytes fetched (format 1: {single})", needed.len(), partitions.len());
+        if q.contains("wk:hasTag ?t }") {
+            assert_eq!(needed.len(), 1, "{q}");
+            assert!(fetched < single, "{q}: {fetched} bytes vs {single}");
+        }
+    }
+}
+
+/// `find_similar` on the real corpus with 384-dimensional section vectors (stand-in keyword
+/// embeddings: the cost does not depend on what the vectors mean): prints the mention count
+/// and the per-call time of computing every centroid at query time, and checks the answer's
+/// shape. A benchmark in the dev profile, so an upper bound.
+#[test]
+fn find_similar_on_the_corpus_computes_centroids_per_request() {
+    use wikantik::compile::{compile_with_vectors, VectorBuild};
+    use wikantik::encoder::testing::{keyword_embedding, tiny_shard};
+    let Some(dir) = corpus() else {
+        println!("SKIPPED find_similar_on_the_corpus_computes_centroids_per_request: no corpus");
+        return;
+    };
+    let (pages, _, _) = wikantik_index_builder::source::read_wiki(&dir).expect("read corpus");
+    // Only the stored dimension matters here: find_similar never runs the query encoder.
+    let model = wikantik::encoder::ModelShard { dim: 384, ..tiny_shard() };
+    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, 384)).collect()) };
+    let build = VectorBuild { model: &model, model_id: "keyword-384".into(), contextual: false, thresholds: wikantik::dense::MINILM_THRESHOLDS, embed: &embed };
+    let options = CompileOptions { strict_frontmatter: false, ..CompileOptions::default() };
+    let index = compile_with_vectors(pages, &options, Some(&build), &mut |_, _, _| {}).expect("compile corpus");
+    let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).unwrap();
+    let mentions = block_on(reader.mentions()).unwrap();
+    let tools = KnowledgeTools { reader: &reader, bundle: &Default::default(), briefing: &Default::default() };
+    let anonymous = Caller::anonymous();
+    let node = mentions.mentions.first().map(|m| block_on(reader.kg()).unwrap().nodes[m.node as usize].name.clone()).unwrap();
+    let _ = block_on(tools.call("find_similar", &json!({ "node": node }), &anonymous)); // warm the shard cache
+    let started = std::time::Instant::now();
+    let outcome = block_on(tools.call("find_similar", &json!({ "node": node, "limit": 10 }), &anonymous));
+    let took = started.elapsed();
+    let ToolOutcome::Json(v) = outcome else { panic!("find_similar failed for {node}: {outcome:?}") };
+    assert!(v["similar"].as_array().is_some_and(|s| !s.is_empty() && s.len() <= 10), "{v}");
+    println!(
+        "find_similar on the corpus: {} mentions, {} sections, {:?} per call (warm shards, dev profile)",
+        mentions.mentions.len(),
+        index.manifest.stats.sections,
+        took
+    );
 }

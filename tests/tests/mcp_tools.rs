@@ -712,3 +712,52 @@ fn same_request_gives_byte_identical_replies() {
     assert_eq!(a.to_string(), b.to_string());
 }
 
+
+/// The sample wiki built with (stand-in) vectors, for `find_similar`.
+fn vector_index() -> &'static Path {
+    static INDEX: OnceLock<PathBuf> = OnceLock::new();
+    INDEX.get_or_init(|| wikantik_tests::build_sample_with_vectors("mcp-tools-vectors"))
+}
+
+fn similar_names(payload: &Value) -> Vec<&str> {
+    strings(&payload["similar"], "name")
+}
+
+#[test]
+fn find_similar_ranks_mentioned_nodes_by_centroid_cosine() {
+    let (is_error, got) = call_at(vector_index(), Who::Anonymous, "find_similar", json!({ "node": "Cloudflare Workers", "limit": 5 }));
+    assert!(!is_error, "{got}");
+    assert_eq!(keys(&got), vec!["similar"]);
+    let items = got["similar"].as_array().unwrap();
+    assert!(!items.is_empty() && items.len() <= 5, "{got}");
+    for item in items {
+        assert_eq!(keys(item), vec!["name", "similarity"], "{got}");
+        let s = item["similarity"].as_f64().unwrap();
+        assert!((-1.0..=1.0).contains(&s) && (s * 1000.0).fract() == 0.0, "{got}");
+    }
+    assert!(items.windows(2).all(|w| w[0]["similarity"].as_f64() >= w[1]["similarity"].as_f64()), "{got}");
+    assert!(!similar_names(&got).contains(&"Cloudflare Workers"), "not similar to itself: {got}");
+    // The default limit is 10.
+    let (_, all) = call_at(vector_index(), Who::Anonymous, "find_similar", json!({ "node": "Cloudflare Workers" }));
+    assert_eq!(all["similar"].as_array().unwrap().len(), 10, "{all}");
+}
+
+#[test]
+fn find_similar_hides_restricted_entities_and_needs_vectors() {
+    // Project Kestrel lives only on EdgeRoadmap (Engineering, Alice): not found for others,
+    // exactly like a name that does not exist; never among anyone else's results (call_at
+    // checks every reply for the codenames).
+    for who in [Who::Anonymous, Who::Outsider, Who::Operators] {
+        let (is_error, got) = call_at(vector_index(), who, "find_similar", json!({ "node": "Project Kestrel" }));
+        assert!(is_error, "{who:?}: {got}");
+        assert_eq!(got["error"], "Node not found: Project Kestrel", "{who:?}");
+        let (_, got) = call_at(vector_index(), who, "find_similar", json!({ "node": "Spin", "limit": 500 }));
+        assert!(!similar_names(&got).is_empty(), "{who:?}: {got}");
+    }
+    let (is_error, got) = call_at(vector_index(), Who::Admin, "find_similar", json!({ "node": "Project Kestrel", "limit": 500 }));
+    assert!(!is_error, "{got}");
+    let (_, spin) = call_at(vector_index(), Who::Admin, "find_similar", json!({ "node": "Spin", "limit": 500 }));
+    assert!(similar_names(&spin).contains(&"Project Kestrel"), "{spin}");
+    // The lexical-only fixture has no vectors.
+    assert!(err(Who::Anonymous, "find_similar", json!({ "node": "Spin" })).starts_with("index not ready"));
+}

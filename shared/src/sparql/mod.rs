@@ -74,6 +74,7 @@
 
 mod eval;
 mod expr;
+mod needs;
 mod results;
 pub mod store;
 pub mod term;
@@ -81,7 +82,7 @@ pub mod term;
 mod tests;
 
 pub use results::QueryResults;
-pub use store::{IdPattern, IndexOrder, PartitionSelection, Store, StoreBuilder, Visibility};
+pub use store::{IdPattern, IndexOrder, PartitionSelection, RdfDirectory, Store, StoreBuilder, TriplePartition, TripleGroup, Visibility};
 pub use term::Term;
 
 use thiserror::Error;
@@ -284,4 +285,13 @@ pub fn execute(
     check_shape(query)?;
     let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
     eval::run(store, &parsed, can_view, opts)
+}
+
+/// The predicates `query` can match (`Ok(None)`: any — a variable predicate, `!`, `DESCRIBE`),
+/// so a reader of the split store loads only their partitions. Errors as [`execute`] would
+/// report them.
+pub fn query_predicates(query: &str) -> Result<Option<Vec<Term>>, SparqlError> {
+    check_shape(query)?;
+    let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
+    Ok(needs::needed_predicates(&parsed))
 }

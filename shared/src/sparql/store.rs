@@ -25,6 +25,11 @@
 //!   one partition per index.
 //! * **Entries** are packed little-endian `u32` triples `(a, b, c)` in a byte string
 //!   (`serde_bytes`), 12 bytes each, so CBOR carries each partition as one byte string.
+//! * **Shards**: the index stores the store split by predicate ([`Store::split`]): an
+//!   [`RdfDirectory`] (the dictionary and which predicates each partition holds) and
+//!   [`TriplePartition`]s of SPO entries per visibility group. A reader loads the directory
+//!   and the partitions of the predicates a query names, and [`Store::assemble`]s a store
+//!   whose patterns over those predicates see every triple (docs/SHARD-FORMAT.md).
 //!
 //! # RDFS entailment
 //!
@@ -661,5 +666,169 @@ impl StoreBuilder {
             })
             .collect();
         Ok(Store { version: STORE_VERSION, terms, groups })
+    }
+}
+
+/// Format version of the split layout ([`RdfDirectory`] + [`TriplePartition`]s).
+pub const SPLIT_VERSION: u32 = 2;
+
+/// Payload of the `rdf` shard: the dictionary and the directory of triple partitions. A query
+/// loads it, then only the `rdf-triples` partitions holding the predicates it names
+/// ([`RdfDirectory::partitions_for`]), and [`Store::assemble`]s a store from them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RdfDirectory {
+    /// [`SPLIT_VERSION`].
+    pub version: u32,
+    /// The whole dictionary, sorted; id = position (as [`Store::terms`]).
+    pub terms: Vec<Term>,
+    /// Partition `i` (the `rdf-triples` shard with partition number `i`): its predicate ids,
+    /// ascending; every predicate is in exactly one partition.
+    pub partitions: Vec<Vec<u32>>,
+}
+
+/// Payload of an `rdf-triples` shard: every stored entry whose predicate is one of
+/// `predicates`, per visibility group, as packed little-endian SPO `u32` triples (sorted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TriplePartition {
+    /// Predicate ids, ascending (as in the directory).
+    pub predicates: Vec<u32>,
+    /// Visibilities ascending.
+    pub groups: Vec<TripleGroup>,
+}
+
+/// The entries of one visibility in a [`TriplePartition`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TripleGroup {
+    pub visibility: Visibility,
+    /// Packed little-endian SPO `u32` triples, sorted, distinct.
+    #[serde(with = "serde_bytes")]
+    pub entries: Vec<u8>,
+}
+
+impl RdfDirectory {
+    /// The partitions holding these predicates (`None`: every partition). Predicates absent
+    /// from the dictionary need no partition.
+    pub fn partitions_for(&self, predicates: Option<&[Term]>) -> Vec<u32> {
+        let Some(predicates) = predicates else { return (0..self.partitions.len() as u32).collect() };
+        let ids: Vec<u32> =
+            predicates.iter().filter_map(|t| self.terms.binary_search(t).ok()).filter_map(|i| u32::try_from(i).ok()).collect();
+        (0..self.partitions.len())
+            .filter(|&i| self.partitions.get(i).is_some_and(|ps| ids.iter().any(|id| ps.binary_search(id).is_ok())))
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect()
+    }
+}
+
+fn pack(keys: &[[u32; 3]]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(keys.len() * ENTRY);
+    for k in keys {
+        for w in k {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+impl Store {
+    /// Splits the store into the `rdf` directory and `rdf-triples` partitions by predicate:
+    /// predicates in id order, a predicate with at least `target` entries alone, smaller ones
+    /// packed together until a partition reaches `target` entries.
+    pub fn split(&self, target: usize) -> (RdfDirectory, Vec<TriplePartition>) {
+        // Entries per predicate, per group, in SPO order (a group's SPO index filtered).
+        let mut by_predicate: BTreeMap<u32, BTreeMap<Visibility, Vec<[u32; 3]>>> = BTreeMap::new();
+        for g in &self.groups {
+            for part in &g.spo.partitions {
+                let mut i = 0;
+                while let Some(t) = part.entry(i) {
+                    i += 1;
+                    by_predicate.entry(t[1]).or_default().entry(g.visibility).or_default().push(t);
+                }
+            }
+        }
+        let mut plan: Vec<Vec<u32>> = Vec::new();
+        let mut open: (Vec<u32>, usize) = (Vec::new(), 0);
+        for (&p, groups) in &by_predicate {
+            let n: usize = groups.values().map(Vec::len).sum();
+            if n >= target {
+                plan.push(vec![p]);
+                continue;
+            }
+            open.0.push(p);
+            open.1 += n;
+            if open.1 >= target {
+                plan.push(std::mem::take(&mut open.0));
+                open.1 = 0;
+            }
+        }
+        if !open.0.is_empty() {
+            plan.push(open.0);
+        }
+        let partitions = plan
+            .iter()
+            .map(|predicates| {
+                let mut groups: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
+                for p in predicates {
+                    for (v, entries) in by_predicate.get(p).into_iter().flatten() {
+                        groups.entry(*v).or_default().extend(entries);
+                    }
+                }
+                let groups = groups
+                    .into_iter()
+                    .map(|(visibility, mut keys)| {
+                        keys.sort_unstable();
+                        TripleGroup { visibility, entries: pack(&keys) }
+                    })
+                    .collect();
+                TriplePartition { predicates: predicates.clone(), groups }
+            })
+            .collect();
+        (RdfDirectory { version: SPLIT_VERSION, terms: self.terms.clone(), partitions: plan }, partitions)
+    }
+
+    /// A store over the directory's dictionary and the triples of `parts` (each index one
+    /// partition), validated: patterns whose predicate is in `parts` see all their triples.
+    pub fn assemble(directory: &RdfDirectory, parts: &[&TriplePartition]) -> Result<Store, SparqlError> {
+        if directory.version != SPLIT_VERSION {
+            return Err(SparqlError::Store(format!("rdf directory version {} (this reader understands {SPLIT_VERSION})", directory.version)));
+        }
+        let mut by_vis: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
+        for part in parts {
+            for group in &part.groups {
+                if group.entries.len() % ENTRY != 0 {
+                    return Err(SparqlError::Store("rdf-triples partition has a partial entry".into()));
+                }
+                let keys = by_vis.entry(group.visibility).or_default();
+                for bytes in group.entries.chunks_exact(ENTRY) {
+                    let word = |k: usize| u32::from_le_bytes([bytes[k], bytes[k + 1], bytes[k + 2], bytes[k + 3]]);
+                    let t = [word(0), word(4), word(8)];
+                    if !part.predicates.contains(&t[1]) {
+                        return Err(SparqlError::Store("rdf-triples partition holds a predicate it does not list".into()));
+                    }
+                    keys.push(t);
+                }
+            }
+        }
+        let index = |order: IndexOrder, triples: &[[u32; 3]]| -> Index {
+            let mut keyed: Vec<[u32; 3]> = triples.iter().map(|t| order.key(*t)).collect();
+            keyed.sort_unstable();
+            keyed.dedup();
+            let partitions = match (keyed.first(), keyed.last()) {
+                (Some(&first), Some(&last)) => vec![Partition { first, last, entries: pack(&keyed) }],
+                _ => Vec::new(),
+            };
+            Index { order, partitions }
+        };
+        let groups = by_vis
+            .into_iter()
+            .map(|(visibility, triples)| Group {
+                visibility,
+                spo: index(IndexOrder::Spo, &triples),
+                pos: index(IndexOrder::Pos, &triples),
+                osp: index(IndexOrder::Osp, &triples),
+            })
+            .collect();
+        let store = Store { version: STORE_VERSION, terms: directory.terms.clone(), groups };
+        store.validate()?;
+        Ok(store)
     }
 }

@@ -486,3 +486,50 @@ fn limits_stop_evaluation_early_with_the_same_first_solutions() {
     let u = execute(&s, &q("SELECT ?x WHERE { { ?x wk:partOf <https://wiki.wikantik.com/id/page/p1> } UNION { ?x wk:relatedTo ?y } } LIMIT 15"), &all, &tight).expect("cheap");
     assert_eq!(rows(&u).len(), 15);
 }
+
+#[test]
+fn split_store_reassembles_and_a_predicate_subset_answers_like_the_whole() {
+    let store = wiki();
+    let (directory, parts) = store.split(1);
+    // Target 1: every predicate alone.
+    assert!(parts.iter().all(|p| p.predicates.len() == 1));
+    assert_eq!(directory.partitions.len(), parts.len());
+    let refs: Vec<&TriplePartition> = parts.iter().collect();
+    let whole = Store::assemble(&directory, &refs).expect("assemble");
+    assert_eq!(whole.entries(), store.entries());
+    // Only the rdf:type and rdfs:label partitions: patterns over those answer exactly.
+    let wanted = directory.partitions_for(Some(&[Term::iri(RDF_TYPE), Term::iri(format!("{RDFS}label"))]));
+    assert_eq!(wanted.len(), 2);
+    let subset: Vec<&TriplePartition> = wanted.iter().map(|&i| &parts[i as usize]).collect();
+    let partial = Store::assemble(&directory, &subset).expect("assemble");
+    let q = "SELECT ?p ?l WHERE { ?p a wk:Page ; rdfs:label ?l } ORDER BY ?l";
+    for view in [all as fn(u32) -> bool, none] {
+        assert_eq!(rows(&run(&partial, q, &view).unwrap()), rows(&run(&store, q, &view).unwrap()));
+    }
+    assert!(partial.entries().len() < store.entries().len());
+    // Everything packed into one partition when the target is large; a bad version is refused.
+    assert_eq!(store.split(usize::MAX).1.len(), 1);
+    let mut old = directory.clone();
+    old.version = 1;
+    assert!(Store::assemble(&old, &refs).is_err());
+    // A partition holding a predicate it does not list is refused.
+    let mut lying = parts[0].clone();
+    lying.predicates = vec![u32::MAX];
+    assert!(Store::assemble(&directory, &[&lying]).is_err());
+}
+
+#[test]
+fn query_predicates_name_what_a_query_can_match() {
+    let preds = |q: &str| query_predicates(&format!("{PREFIXES}{q}")).expect("parses").map(|v| v.iter().map(|t| t.lexical().to_string()).collect::<Vec<_>>());
+    let wkp = |l: &str| format!("{WK}{l}");
+    assert_eq!(preds("SELECT ?s WHERE { ?s wk:hasTag ?t }"), Some(vec![wkp("hasTag")]));
+    assert_eq!(
+        preds("SELECT ?s WHERE { ?s wk:hasTag ?t OPTIONAL { ?s ^wk:links/rdfs:label ?l } FILTER NOT EXISTS { ?s wk:inCluster ?c } }"),
+        Some(vec![format!("{RDFS}label"), wkp("hasTag"), wkp("inCluster"), wkp("links")])
+    );
+    assert_eq!(preds("ASK { ?s a wk:Page }"), Some(vec![RDF_TYPE.to_string()]));
+    assert_eq!(preds("SELECT ?s WHERE { ?s ?p ?o }"), None);
+    assert_eq!(preds("SELECT ?s WHERE { ?s !wk:hasTag ?o }"), None);
+    assert_eq!(preds("DESCRIBE ?s WHERE { ?s wk:hasTag ?o }"), None);
+    assert!(query_predicates("SELEC nonsense").is_err());
+}

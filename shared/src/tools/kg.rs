@@ -15,7 +15,9 @@ use serde_json::{json, Map, Value};
 use super::common::int_arg;
 use super::{list_arg, text_arg, tool_error, KnowledgeTools};
 use crate::access::Caller;
+use crate::dense::VectorPartition;
 use crate::kg::{stable_id, KgEdge, KnowledgeGraph, MentionIndex, HUMAN_AUTHORED, PREDICATES};
+use crate::lexical::SectionKey;
 use crate::mcp::ToolOutcome;
 use crate::reader::ShardStore;
 use crate::sparql::SparqlError;
@@ -65,11 +67,11 @@ impl View {
             "name": n.name,
             "nodeType": n.node_type,
             "sourcePage": self.kg.source_page(node, &self.can_view()),
-            "provenance": HUMAN_AUTHORED,
+            "provenance": provenance(&n.properties),
             "properties": n.properties,
             "created": null,
             "modified": null,
-            "tier": "human",
+            "tier": tier(&n.properties),
             "provenanceProposalId": null,
         })
     }
@@ -84,25 +86,41 @@ impl View {
             "sourceName": s.name,
             "targetName": t.name,
             "relationshipType": e.predicate,
-            "provenance": HUMAN_AUTHORED,
+            "provenance": provenance(&e.properties),
             "properties": e.properties,
             "created": null,
             "modified": null,
-            "tier": "human",
+            "tier": tier(&e.properties),
             "provenanceProposalId": null,
         })
     }
 }
 
-/// `provenance_filter` values we can honour: every stored node is `human-authored`.
-fn provenance_ok(args: &Value) -> bool {
-    let wanted = list_arg(args, "provenance_filter");
-    let known: Vec<String> = wanted
+/// A node's or edge's provenance: the entity sidecar's for what only the sidecar declares
+/// (`properties.sidecarProvenance`), else `HUMAN_AUTHORED`.
+fn provenance(properties: &Map<String, Value>) -> &str {
+    properties.get("sidecarProvenance").and_then(Value::as_str).unwrap_or(HUMAN_AUTHORED)
+}
+
+/// `machine` for `AI_*` provenance, else `human`.
+fn tier(properties: &Map<String, Value>) -> &'static str {
+    if provenance(properties).starts_with("AI_") {
+        "machine"
+    } else {
+        "human"
+    }
+}
+
+/// Does a node pass `provenance_filter` (values as `human-authored` or `HUMAN_AUTHORED`;
+/// no filter, or only unknown values, passes everything)?
+fn provenance_ok(args: &Value, properties: &Map<String, Value>) -> bool {
+    let known: Vec<String> = list_arg(args, "provenance_filter")
         .iter()
-        .map(|v| v.to_lowercase().replace('_', "-"))
+        .map(|v| v.trim().to_lowercase().replace('_', "-"))
         .filter(|v| matches!(v.as_str(), "human-authored" | "human-curated" | "ai-inferred" | "ai-reviewed"))
         .collect();
-    known.is_empty() || known.iter().any(|v| v == "human-authored")
+    let own = provenance(properties).to_lowercase().replace('_', "-");
+    known.is_empty() || known.contains(&own)
 }
 
 fn min_tier(args: &Value) -> Result<&'static str, String> {
@@ -181,13 +199,11 @@ pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, ar
     let filters = args.get("filters").filter(|f| f.is_object()).unwrap_or(&empty);
     let f = |k: &str| filters.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
     let (node_type, source_page, name, status) = (f("node_type"), f("source_page"), f("name").map(|n| n.to_lowercase()), f("status"));
-    if !provenance_ok(args) {
-        return Ok(ToolOutcome::Json(json!({ "results": [] })));
-    }
     let can_view = view.can_view();
     let matching = view.mentioned().into_iter().filter(|&n| {
         let node = &view.kg.nodes[n as usize];
-        node_type.as_ref().is_none_or(|t| &node.node_type == t)
+        provenance_ok(args, &node.properties)
+            && node_type.as_ref().is_none_or(|t| &node.node_type == t)
             && source_page.as_deref().is_none_or(|s| view.kg.source_page(n, &can_view) == Some(s))
             && name.as_ref().is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
             && status.as_ref().is_none_or(|s| node.properties.get("status").and_then(Value::as_str) == Some(s.as_str()))
@@ -212,11 +228,11 @@ pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// With `min_tier: machine` (default) it follows the co-mention graph — two nodes are
 /// adjacent when at least `min_shared_chunks` visible sections mention both — and returns
 /// synthesized `co-mentions` edges (`provenance: "DERIVED"`, `tier: "machine"`, stable ids);
-/// with `min_tier: human` it follows only the stored, human-authored typed edges (either
-/// direction). At most [`TRAVERSE_MAX_NODES`] nodes.
+/// with `min_tier: human` it follows only the stored, human-tier typed edges (either
+/// direction; entity-sidecar edges with `AI_*` provenance are machine tier). At most [`TRAVERSE_MAX_NODES`] nodes.
 pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
     let start = text_arg(args, "start_node").ok_or("start_node is required")?;
-    let tier = min_tier(args)?;
+    let wanted_tier = min_tier(args)?;
     let max_depth = int_arg(args, "max_depth").unwrap_or(2).clamp(1, 5) as usize;
     let min_shared = int_arg(args, "min_shared_chunks").unwrap_or(1).max(1) as usize;
     let view = View::load(tools, caller).await?;
@@ -226,7 +242,7 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
     // Adjacency on demand.
     let mut by_chunk: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
     let mut chunks_of: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    if tier == "machine" {
+    if wanted_tier == "machine" {
         for m in view.mentions.mentions.iter().filter(|m| view.keys.contains(&m.page)) {
             if view.visible(m.node) {
                 by_chunk.entry((m.page, m.chunk)).or_default().push(m.node);
@@ -235,7 +251,7 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
         }
     }
     let neighbours = |n: u32| -> Vec<(u32, Value)> {
-        if tier == "machine" {
+        if wanted_tier == "machine" {
             let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
             for c in chunks_of.get(&n).into_iter().flatten() {
                 for &other in by_chunk.get(c).into_iter().flatten() {
@@ -269,7 +285,7 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
             view.kg
                 .edges
                 .iter()
-                .filter(|e| (e.source == n || e.target == n) && view.kg.edge_visible(e, &can_view))
+                .filter(|e| (e.source == n || e.target == n) && tier(&e.properties) == "human" && view.kg.edge_visible(e, &can_view))
                 .map(|e| (if e.source == n { e.target } else { e.source }, view.edge_json(e)))
                 .collect()
         }
@@ -318,20 +334,20 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// contain the query, case-insensitively; ordered by name; `limit` default 20.
 pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
     let query = text_arg(args, "query").ok_or("query is required")?.to_lowercase();
-    min_tier(args)?;
+    let human_only = min_tier(args)? == "human";
     let (limit, _) = window(args, 20);
     let view = View::load(tools, caller).await?;
-    let hits: Vec<u32> = if provenance_ok(args) {
-        view.mentioned()
-            .into_iter()
-            .filter(|&n| {
-                let node = &view.kg.nodes[n as usize];
-                node.name.to_lowercase().contains(&query) || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let hits: Vec<u32> = view
+        .mentioned()
+        .into_iter()
+        .filter(|&n| {
+            let node = &view.kg.nodes[n as usize];
+            provenance_ok(args, &node.properties)
+                && !(human_only && tier(&node.properties) == "machine")
+                && (node.name.to_lowercase().contains(&query)
+                    || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query))
+        })
+        .collect();
     let results: Vec<Value> = by_name(&view, hits).into_iter().take(limit).map(|n| view.node_json(n)).collect();
     let mut out = json!({ "results": results, "scope": "knowledge_graph_nodes_only" });
     if results_empty(&out) {
@@ -344,12 +360,86 @@ fn results_empty(out: &Value) -> bool {
     out["results"].as_array().is_none_or(Vec::is_empty)
 }
 
-/// `find_similar`: needs the sections' vectors for the mention centroids; this index does
-/// not carry them yet, which is reported as "index not ready".
+/// `find_similar`: the visible, mentioned nodes most similar to `node` (`limit`, default 10),
+/// by cosine of mention centroids, best first, ties by name; `{similar: [{name, similarity}]}`
+/// with similarity rounded to 3 dp.
+///
+/// A node's centroid is the normalised mean of the vectors of the sections that mention it,
+/// computed per request from the `vectors` and `mentions` shards over the sections the caller
+/// may view only — so a restricted section moves no centroid and a node seen only through
+/// restricted pages is neither a result nor a valid `node` ("Node not found", as for a name
+/// that does not exist). Errors: index not ready (no vectors), blank node, node not found,
+/// node not in the mention index (visible but mentioned in no viewable section).
 pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let _ = (tools, caller);
-    let _node = args.get("node");
-    Err("index not ready: this index carries no section vectors, which find_similar needs for mention centroids".into())
+    let wanted = text_arg(args, "node").ok_or("node is required")?;
+    let (limit, _) = window(args, 10);
+    if tools.reader.manifest().dense.is_none() {
+        return Err("index not ready: this index carries no section vectors, which find_similar needs for mention centroids".into());
+    }
+    let (view, vectors) = futures_util::join!(View::load(tools, caller), tools.reader.vectors());
+    let (view, vectors) = (view?, vectors.map_err(tool_error)?);
+    let target = view.kg.find(&wanted, &view.can_view()).ok_or_else(|| format!("Node not found: {wanted}"))?;
+    let centroids = mention_centroids(&view, &vectors)?;
+    let Some(own) = centroids.get(&target) else {
+        return Err(format!("node not in the mention index: {wanted}"));
+    };
+    let mut scored: Vec<(f32, u32)> = centroids
+        .iter()
+        .filter(|(&n, _)| n != target)
+        .map(|(&n, c)| (own.iter().zip(c).map(|(a, b)| a * b).sum::<f32>(), n))
+        .collect();
+    let name = |n: u32| view.kg.nodes[n as usize].name.to_lowercase();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| name(a.1).cmp(&name(b.1))).then(a.1.cmp(&b.1)));
+    let similar: Vec<Value> = scored
+        .into_iter()
+        .take(limit)
+        .map(|(s, n)| json!({ "name": view.kg.nodes[n as usize].name, "similarity": (f64::from(s) * 1000.0).round() / 1000.0 }))
+        .collect();
+    Ok(ToolOutcome::Json(json!({ "similar": similar })))
+}
+
+/// Unit-length mention centroids of the visible nodes, from the sections the caller may view.
+/// Nodes whose viewable mentions have no vector (or only zero vectors) get none.
+fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -> Result<BTreeMap<u32, Vec<f32>>, String> {
+    let dim = vectors.first().map_or(0, |p| p.dim as usize);
+    if vectors.iter().any(|p| p.dim as usize != dim || p.scales.0.len() != dim) {
+        return Err("index unavailable: vectors shards disagree on the dimension".into());
+    }
+    // Section key → (partition, row), for the sections of viewable pages only.
+    let mut rows: HashMap<u64, (usize, usize)> = HashMap::new();
+    for (p, partition) in vectors.iter().enumerate() {
+        for (i, &key) in partition.keys.iter().enumerate() {
+            if view.keys.contains(&SectionKey(key).page_key()) {
+                rows.insert(key, (p, i));
+            }
+        }
+    }
+    let mut sums: BTreeMap<u32, Vec<f32>> = BTreeMap::new();
+    let mut visible: HashMap<u32, bool> = HashMap::new();
+    for m in view.mentions.mentions.iter().filter(|m| view.keys.contains(&m.page)) {
+        if !*visible.entry(m.node).or_insert_with(|| view.visible(m.node)) {
+            continue;
+        }
+        let Some(&(p, i)) = rows.get(&SectionKey::new(m.page, m.chunk).0) else { continue };
+        let partition = &vectors[p];
+        let (Some(codes), scales) = (partition.codes.0.get(i * dim..(i + 1) * dim), &partition.scales.0) else {
+            return Err("index unavailable: a vectors shard has fewer codes than keys".into());
+        };
+        let sum = sums.entry(m.node).or_insert_with(|| vec![0.0; dim]);
+        for ((s, c), k) in sum.iter_mut().zip(codes).zip(scales) {
+            *s += f32::from(*c) * k;
+        }
+    }
+    sums.retain(|_, v| {
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 && norm.is_finite() {
+            v.iter_mut().for_each(|x| *x /= norm);
+            true
+        } else {
+            false
+        }
+    });
+    Ok(sums)
 }
 
 /// `get_ontology`: the T-Box summary.
@@ -366,7 +456,8 @@ pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         Some("compact") => true,
         Some(other) => return Err(format!("format must be 'standard' or 'compact', got {other}")),
     };
-    let (table, store) = futures_util::join!(tools.reader.pages(), tools.reader.rdf());
+    let predicates = crate::ontology::query_predicates(&query);
+    let (table, store) = futures_util::join!(tools.reader.pages(), tools.reader.rdf_for(predicates.as_deref()));
     let (table, store) = (table.map_err(tool_error)?, store.map_err(tool_error)?);
     let keys: HashSet<u32> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
     let results = crate::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
@@ -383,5 +474,134 @@ pub(crate) fn sparql_error(e: SparqlError) -> String {
     match e {
         SparqlError::Syntax(_) | SparqlError::Unsupported(_) => e.to_string(),
         other => format!("query execution failed: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::briefing::BriefingConfig;
+    use crate::bundle::BundleConfig;
+    use crate::compile::{compile, compile_with_vectors, CompileOptions, CompiledIndex, SourcePage, VectorBuild};
+    use crate::encoder::testing::{keyword_embedding, tiny_shard};
+    use crate::mcp::ToolHost;
+    use crate::reader::{IndexReader, MemoryStore, ShardCache};
+
+    fn page(file: &str, frontmatter: &str, body: &str) -> SourcePage {
+        SourcePage { file_name: file.into(), text: format!("---\n{frontmatter}\n---\n{body}"), git_version: None, updated: 0 }
+    }
+
+    /// Apple and Banana share an orchard section; Falcon lives in a rocket section; a page only
+    /// `Admin` may view mentions Apple beside rocket words and declares Cherry.
+    fn pages() -> Vec<SourcePage> {
+        vec![
+            page(
+                "Orchard.md",
+                "title: Orchard\nentities:\n  - name: Apple\n    type: fruit\n  - name: Banana\n    type: fruit\n  - name: Durian\n    type: fruit",
+                "# Orchard\n\nApple and Banana grow in the orchard: sweet fruit, ripe juice, orchard trees.\n",
+            ),
+            page(
+                "Rockets.md",
+                "title: Rockets\nentities:\n  - name: Falcon\n    type: rocket",
+                "# Rockets\n\nFalcon rockets burn engines for thrust to orbit; launch pads and boosters.\n",
+            ),
+            page(
+                "Vault.md",
+                "title: Vault\nentities:\n  - name: Cherry\n    type: fruit",
+                "[{ALLOW view Admin}]()\n\n# Vault\n\nCherry and Apple ride rockets: engines, thrust, orbit, launch, boosters.\n",
+            ),
+        ]
+    }
+
+    fn build(vectors: bool) -> CompiledIndex {
+        let model = tiny_shard();
+        let embed = |texts: &[String]| -> crate::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, model.dim)).collect()) };
+        let build = VectorBuild {
+            model: &model,
+            model_id: "tiny@test".into(),
+            contextual: false,
+            thresholds: crate::dense::MINILM_THRESHOLDS,
+            embed: &embed,
+        };
+        let options = CompileOptions::default();
+        if vectors {
+            compile_with_vectors(pages(), &options, Some(&build), &mut |_, _, _| {}).expect("compile")
+        } else {
+            compile(pages(), &options, &mut |_, _, _| {}).expect("compile")
+        }
+    }
+
+    fn call(index: &CompiledIndex, caller: &Caller, args: Value) -> ToolOutcome {
+        pollster::block_on(async {
+            let reader = IndexReader::open(MemoryStore::from_compiled(index), std::sync::Arc::new(ShardCache::default())).await.expect("open");
+            let (bundle, briefing) = (BundleConfig::default(), BriefingConfig::default());
+            let tools = KnowledgeTools { reader: &reader, bundle: &bundle, briefing: &briefing };
+            tools.call("find_similar", &args, caller).await
+        })
+    }
+
+    fn similar(index: &CompiledIndex, caller: &Caller, args: Value) -> Vec<(String, f64)> {
+        match call(index, caller, args) {
+            ToolOutcome::Json(v) => v["similar"]
+                .as_array()
+                .expect("similar")
+                .iter()
+                .map(|s| (s["name"].as_str().expect("name").to_string(), s["similarity"].as_f64().expect("similarity")))
+                .collect(),
+            other => panic!("expected JSON, got {other:?}"),
+        }
+    }
+
+    fn error(index: &CompiledIndex, caller: &Caller, args: Value) -> String {
+        match call(index, caller, args) {
+            ToolOutcome::Error { message, .. } => message,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn find_similar_ranks_by_mention_centroids() {
+        let index = build(true);
+        let anonymous = Caller::anonymous();
+        let got = similar(&index, &anonymous, json!({ "node": "apple" }));
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        // Banana is mentioned in exactly Apple's sections: the same centroid.
+        assert_eq!(names.first(), Some(&"Banana"), "{got:?}");
+        assert_eq!(got[0].1, 1.0, "{got:?}");
+        let falcon = got.iter().find(|(n, _)| n == "Falcon").expect("Falcon is a result").1;
+        assert!(falcon < 0.9, "{got:?}");
+        assert!(got.windows(2).all(|w| w[0].1 >= w[1].1), "best first: {got:?}");
+        assert!(got.iter().all(|(_, s)| (s * 1000.0).fract() == 0.0), "3 dp: {got:?}");
+        assert!(!names.contains(&"Apple") && !names.contains(&"Cherry") && !names.contains(&"Durian"), "{got:?}");
+        assert_eq!(similar(&index, &anonymous, json!({ "node": "Apple", "limit": 1 })).len(), 1);
+    }
+
+    #[test]
+    fn find_similar_builds_centroids_from_viewable_sections_only() {
+        let index = build(true);
+        let admin = Caller::for_key(&["Admin".to_string()], None);
+        let anonymous = Caller::anonymous();
+        let seen = similar(&index, &admin, json!({ "node": "Apple", "limit": 50 }));
+        let cherry = seen.iter().find(|(n, _)| n == "Cherry").expect("Admin sees Cherry");
+        assert!(cherry.1 > 0.0);
+        // The vault section (rocket words) pulls Admin's Apple towards Falcon; anonymous
+        // Apple is the orchard alone.
+        let falcon = |got: &[(String, f64)]| got.iter().find(|(n, _)| n == "Falcon").map(|f| f.1);
+        let public = similar(&index, &anonymous, json!({ "node": "Apple", "limit": 50 }));
+        assert!(falcon(&seen) > falcon(&public), "admin {seen:?} vs anonymous {public:?}");
+        // A node seen only through the restricted page is "not found", exactly like a ghost.
+        assert_eq!(error(&index, &anonymous, json!({ "node": "Cherry" })), "Node not found: Cherry");
+        assert_eq!(error(&index, &anonymous, json!({ "node": "Quince" })), "Node not found: Quince");
+    }
+
+    #[test]
+    fn find_similar_errors() {
+        let index = build(true);
+        let anonymous = Caller::anonymous();
+        assert_eq!(error(&index, &anonymous, json!({ "node": "  " })), "node is required");
+        // Declared but never named in a section.
+        assert_eq!(error(&index, &anonymous, json!({ "node": "Durian" })), "node not in the mention index: Durian");
+        let lexical = build(false);
+        assert!(error(&lexical, &anonymous, json!({ "node": "Apple" })).starts_with("index not ready"));
     }
 }
