@@ -16,8 +16,8 @@
 //! seed) and writes both shards plus the query vectors (the eval questions embedded with the
 //! model, or held-out perturbed section vectors without a model).
 //!
-//! `run` times, per query, the exact scan and the HNSW search for k = 20 and k = 500 (the
-//! dense candidate depth of `context` bundles), best of 5 passes over the query set, and
+//! `run` times, per query, the exact scan and the HNSW search for k = 20, 300 (the bundle's
+//! candidate pool) and 500 (`retrieve_context`'s dense depth), best of 5 passes, and
 //! reports recall@k of HNSW against the exact scan and the shard bytes a cold instance fetches.
 
 use std::path::{Path, PathBuf};
@@ -36,6 +36,9 @@ type Error = Box<dyn std::error::Error>;
 const DIM: usize = 384;
 const ROWS_PER_PARTITION: usize = 110;
 const DEFAULT_SIZES: &[usize] = &[2_000, 5_000, 10_000, 20_000, 50_000, 100_000];
+/// Result depths: an answer's top 20, the bundle's candidate pool (`BundleConfig::candidates`)
+/// and `retrieve_context`'s dense depth.
+const DEPTHS: [usize; 3] = [20, 300, 500];
 
 struct Rng(u64);
 impl Rng {
@@ -227,10 +230,11 @@ fn run(args: &[String]) -> Result<(), Error> {
     sizes.sort_unstable();
     let target = if cfg!(target_arch = "wasm32") { "wasm32 (wasmtime)" } else { "native" };
     println!("{target}, {} queries, ms per query ({CLOCK}, best of 5 passes, one thread)", queries.len());
-    println!(
-        "{:>7} {:>12} {:>10} {:>11} {:>11} {:>10} {:>11} {:>10}",
-        "N", "vectors B", "ann B", "exact ms", "ann@20 ms", "recall@20", "ann@500 ms", "recall@500"
-    );
+    print!("{:>7} {:>11} {:>10} {:>9}", "N", "vectors B", "ann B", "exact ms");
+    for k in DEPTHS {
+        print!(" {:>11} {:>10}", format!("ann@{k} ms"), format!("recall@{k}"));
+    }
+    println!();
     for n in sizes {
         let sub = dir.join(format!("n{n}"));
         let shards: Vec<Vec<u8>> = from_cbor("vectors", &std::fs::read(sub.join("vectors.cbor"))?)?;
@@ -242,28 +246,23 @@ fn run(args: &[String]) -> Result<(), Error> {
             .collect::<Result<_, _>>()?;
         let ann_bytes = std::fs::read(sub.join("ann.cbor"))?;
         let graph = AnnIndex::from_shard(decode_shard::<AnnShard>(&entry(ShardKind::Ann, &ann_bytes), &ann_bytes)?, "ann")?;
-        let mut r20 = 0.0;
-        let mut r500 = 0.0;
-        for q in &queries {
-            r20 += recall(&scan_partitions(&parts, q, 20)?, &graph.search(&parts, q, 20)?);
-            r500 += recall(&scan_partitions(&parts, q, 500)?, &graph.search(&parts, q, 500)?);
-        }
         let nq = queries.len().max(1) as f64;
+        let deepest = DEPTHS[DEPTHS.len() - 1];
         let exact_ms = per_query_ms(&queries, 5, |q| {
-            let _ = std::hint::black_box(scan_partitions(&parts, q, 500));
+            let _ = std::hint::black_box(scan_partitions(&parts, q, deepest));
         });
-        let ann20_ms = per_query_ms(&queries, 5, |q| {
-            let _ = std::hint::black_box(graph.search(&parts, q, 20));
-        });
-        let ann500_ms = per_query_ms(&queries, 5, |q| {
-            let _ = std::hint::black_box(graph.search(&parts, q, 500));
-        });
-        println!(
-            "{n:>7} {vector_bytes:>12} {:>10} {exact_ms:>11.3} {ann20_ms:>11.3} {:>10.3} {ann500_ms:>11.3} {:>10.3}",
-            ann_bytes.len(),
-            r20 / nq,
-            r500 / nq
-        );
+        print!("{n:>7} {vector_bytes:>11} {:>10} {exact_ms:>9.3}", ann_bytes.len());
+        for k in DEPTHS {
+            let mut sum = 0.0;
+            for q in &queries {
+                sum += recall(&scan_partitions(&parts, q, k)?, &graph.search(&parts, q, k)?);
+            }
+            let ms = per_query_ms(&queries, 5, |q| {
+                let _ = std::hint::black_box(graph.search(&parts, q, k));
+            });
+            print!(" {ms:>11.3} {:>10.3}", sum / nq);
+        }
+        println!();
     }
     Ok(())
 }
