@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         first_key: None,
         last_key: None,
     };
-    match mode % 10 {
+    match mode % 11 {
         0 => {
             let _ = Pointer::from_json(bytes);
         }
@@ -38,6 +38,12 @@ fuzz_target!(|data: &[u8]| {
         6 => drop(decode_shard::<GraphShard>(&entry(ShardKind::Graph), bytes)),
         7 => drop(decode_shard::<SpineShard>(&entry(ShardKind::Spine), bytes)),
         8 => drop(decode_shard::<CitationTable>(&entry(ShardKind::Citations), bytes)),
+        9 => {
+            // The HNSW graph: decoding, then validation into the searchable form.
+            if let Ok(shard) = decode_shard::<wikantik::ann::AnnShard>(&entry(ShardKind::Ann), bytes) {
+                let _ = wikantik::ann::AnnIndex::from_shard(shard, "shards/fuzz.cbor");
+            }
+        }
         _ => {
             if let Ok(store) = from_cbor::<wikantik::sparql::Store>("fuzz", bytes) {
                 let _ = store.validate();

@@ -129,6 +129,88 @@ pub async fn dump_rankings<S: ShardStore>(reader: &IndexReader<S>, queries: &[Ev
     std::fs::write(path, out).map_err(|e| BuildError::io(path, e))
 }
 
+/// How well the HNSW graph (`ann` shard) stands in for the exact scan on one index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnReport {
+    /// Encoder profile of the vectors (`DenseInfo::profile`).
+    pub profile: String,
+    pub sections: usize,
+    pub graph_bytes: u64,
+    /// `(k, mean recall@k of the ANN candidate list against the exact scan's top k)`.
+    pub candidate_recall: Vec<(usize, f64)>,
+    /// Mean milliseconds per dense candidate search at the bundle depth: exact, ANN.
+    pub exact_ms: f64,
+    pub ann_ms: f64,
+}
+
+/// Compare the graph search with the exact scan for every query at each depth of `depths`;
+/// `Ok(None)` when the index has no `ann` shard (or no vectors).
+pub async fn ann_report<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQuery], depths: &[usize]) -> Result<Option<AnnReport>> {
+    use wikantik::dense::{ann_index, query_encoder, scan_partitions};
+    let (Some(info), Some(graph), Some(encoder)) =
+        (reader.manifest().dense.as_ref(), ann_index(reader).await?, query_encoder(reader).await?)
+    else {
+        return Ok(None);
+    };
+    let partitions = reader.vectors().await?;
+    let deepest = depths.iter().copied().max().unwrap_or(20);
+    let mut sums = vec![0.0; depths.len()];
+    let (mut exact_ms, mut ann_ms) = (0.0, 0.0);
+    for q in queries {
+        let vector = encoder.embed(&q.query)?;
+        let t = Instant::now();
+        let exact = scan_partitions(&partitions, &vector, deepest)?;
+        exact_ms += t.elapsed().as_secs_f64() * 1000.0;
+        let t = Instant::now();
+        let _ = graph.search(&partitions, &vector, deepest)?;
+        ann_ms += t.elapsed().as_secs_f64() * 1000.0;
+        for (sum, &k) in sums.iter_mut().zip(depths) {
+            let found: std::collections::HashSet<_> = graph.search(&partitions, &vector, k)?.into_iter().map(|(key, _)| key).collect();
+            let top = &exact[..k.min(exact.len())];
+            *sum += top.iter().filter(|(key, _)| found.contains(key)).count() as f64 / top.len().max(1) as f64;
+        }
+    }
+    let n = queries.len().max(1) as f64;
+    Ok(Some(AnnReport {
+        profile: info.profile.clone(),
+        sections: graph.rows(),
+        graph_bytes: reader.manifest().shards_of(wikantik::shard::ShardKind::Ann).map(|s| s.size).sum(),
+        candidate_recall: depths.iter().zip(sums).map(|(&k, s)| (k, s / n)).collect(),
+        exact_ms: exact_ms / n,
+        ann_ms: ann_ms / n,
+    }))
+}
+
+/// The ANN lines of the report: candidate recall per profile, then page-level figures of
+/// each mode with the graph (`ann`) and with the exact scan (`exact`).
+pub fn render_ann(report: &AnnReport, ann: &[ModeReport], exact: &[ModeReport]) -> String {
+    let recall: Vec<String> = report.candidate_recall.iter().map(|(k, r)| format!("recall@{k} {r:.3}")).collect();
+    let mut out = format!(
+        "ann (profile {}): {} sections, graph {} B; ANN candidates vs exact scan: {}; search {:.2} ms (exact {:.2} ms) per query
+",
+        report.profile,
+        report.sections,
+        report.graph_bytes,
+        recall.join(", "),
+        report.ann_ms,
+        report.exact_ms
+    );
+    for (a, e) in ann.iter().zip(exact) {
+        out.push_str(&format!(
+            "ann (profile {}) {:<7} page-level recall@5 {:.3} (exact {:.3}), recall@20 {:.3} (exact {:.3}), MRR {:.3} (exact {:.3})\n",
+            report.profile,
+            format!("{:?}", a.mode).to_lowercase(),
+            a.recall_at_5,
+            e.recall_at_5,
+            a.recall_at_20,
+            e.recall_at_20,
+            a.mrr,
+            e.mrr
+        ));
+    }
+    out
+}
+
 /// `recall@5 + recall@20 + MRR`: the single number the tuning grid maximises (ties keep
 /// the earlier, i.e. simpler, configuration).
 pub fn objective(r: &ModeReport) -> f64 {

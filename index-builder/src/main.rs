@@ -139,6 +139,9 @@ struct DenseArgs {
     /// Embed the chunk text alone instead of the contextual text (REFERENCE §2.3).
     #[arg(long)]
     plain_text: bool,
+    /// Add the HNSW (`ann`) shard from this many sections on; 0 forces it (README, "ANN").
+    #[arg(long, value_name = "SECTIONS", default_value_t = wikantik::ann::ANN_THRESHOLD)]
+    ann_threshold: usize,
 }
 
 /// Compile `sources`, with vectors when a model is configured.
@@ -216,6 +219,7 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
         strict_frontmatter: !lenient,
         generator: format!("wikantik-index-builder {}", env!("CARGO_PKG_VERSION")),
         entity_sidecar: source::read_entity_sidecar(wiki)?,
+        ann_threshold: dense.ann_threshold,
         ..CompileOptions::default()
     };
     let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(sources.len() as u64) };
@@ -287,6 +291,23 @@ struct Floors {
     mrr: f64,
 }
 
+/// A reader over the same build without its `ann` shard (the exact scan), for comparison.
+fn exact_view(compiled: &wikantik::compile::CompiledIndex) -> Result<wikantik::reader::IndexReader<wikantik::reader::MemoryStore>> {
+    use wikantik::manifest::Manifest;
+    use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+    use wikantik::shard::ShardKind;
+    let m = &compiled.manifest;
+    let shards = m.shards.iter().filter(|s| s.kind != ShardKind::Ann).cloned().collect();
+    let mut manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)?;
+    if let Some(dense) = &m.dense {
+        manifest = manifest.with_dense(dense.clone())?;
+    }
+    let (name, bytes, pointer) = manifest.encode()?;
+    let mut store = MemoryStore::from_compiled(compiled);
+    store.put(&name, bytes);
+    Ok(pollster::block_on(IndexReader::open_at(store, pointer, std::sync::Arc::new(ShardCache::new(1 << 30))))?)
+}
+
 fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, run_grid: bool, dump: Option<&std::path::Path>, dense: &DenseArgs) -> Result<()> {
     use wikantik::bundle::{BundleConfig, RetrievalMode};
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
@@ -295,7 +316,7 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, r
     let queries = eval::read_queries(queries)?;
     let (sources, _, _) = source::read_wiki(wiki)?;
     let started = Instant::now();
-    let options = CompileOptions { entity_sidecar: source::read_entity_sidecar(wiki)?, ..CompileOptions::default() };
+    let options = CompileOptions { entity_sidecar: source::read_entity_sidecar(wiki)?, ann_threshold: dense.ann_threshold, ..CompileOptions::default() };
     let compiled = compile_index(sources, &options, dense, &ProgressBar::hidden(), &mut |_, _, _| {})?;
     println!(
         "Indexed {} pages, {} sections{} in {:.1} s",
@@ -328,6 +349,19 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, r
         reports.push(pollster::block_on(eval::evaluate(&reader, &queries, mode, &config))?);
     }
     println!("{}", eval::render(&queries, &reports));
+
+    // With an `ann` shard: how the graph compares with the exact scan over the same vectors
+    // (candidate recall at the answer and bundle depths, then page-level figures).
+    let depths = [20, config.candidates];
+    if let Some(ann) = pollster::block_on(eval::ann_report(&reader, &queries, &depths))? {
+        let exact_reader = exact_view(&compiled)?;
+        let (mut with_ann, mut exact) = (Vec::new(), Vec::new());
+        for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
+            with_ann.extend(reports.iter().find(|r| r.mode == mode).cloned());
+            exact.push(pollster::block_on(eval::evaluate(&exact_reader, &queries, mode, &config))?);
+        }
+        println!("{}", eval::render_ann(&ann, &with_ann, &exact));
+    }
 
     if run_grid {
         run_tuning_grid(&reader, &queries, &config, &reports)?;

@@ -59,6 +59,9 @@ pub struct CompileOptions {
     /// Entities an extractor wrote beside the wiki ([`crate::entity_sidecar`]), merged with
     /// the pages' frontmatter `entities:`.
     pub entity_sidecar: Option<crate::entity_sidecar::EntitySidecar>,
+    /// Builds with vectors and at least this many sections also get an `ann` (HNSW) shard
+    /// (`ann::ANN_THRESHOLD`; 0 forces it, e.g. `index-builder eval --ann-threshold 0`).
+    pub ann_threshold: usize,
 }
 
 impl Default for CompileOptions {
@@ -72,6 +75,7 @@ impl Default for CompileOptions {
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
             entity_sidecar: None,
+            ann_threshold: crate::ann::ANN_THRESHOLD,
         }
     }
 }
@@ -492,6 +496,7 @@ pub fn compile_with_vectors(
 
     // 9. Encode shards.
     let mut shards = Vec::new();
+    let mut vector_partitions: Vec<VectorPartition> = Vec::new();
     let encode_total = partitions.len() * 2 + 6;
     let mut encoded = 0usize;
     let mut tick = |progress: &mut dyn FnMut(Stage, usize, usize)| {
@@ -543,13 +548,21 @@ pub fn compile_with_vectors(
             let page_cards = range.clone().filter_map(|i| cards.get(i).map(|e| (keys[i], e.clone()))).collect();
             let payload = VectorPartition::quantize_with_cards(v.model.dim, rows, page_cards)?;
             shards.push(encode_shard(ShardKind::Vectors, p as u32, &payload, first.clone(), last.clone())?);
+            vector_partitions.push(payload);
         }
         shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
         tick(progress);
     }
     if let Some(v) = vectors {
         shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?);
+        // The HNSW graph over the rows in partition (= manifest) order.
+        let rows: usize = vector_partitions.iter().map(|p| p.keys.len()).sum();
+        if rows > 0 && rows >= options.ann_threshold {
+            let graph = crate::ann::build(&vector_partitions.iter().collect::<Vec<_>>())?;
+            shards.push(encode_shard(ShardKind::Ann, 0, &graph, None, None)?);
+        }
     }
+    drop(vector_partitions);
     let term_ranges = content_defined_partitions(
         &entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(),
         options.terms_per_partition,

@@ -14,6 +14,9 @@
 //! quantized to i16, and multiplied against the int8 codes with the encoder's i16×i8 kernels
 //! (AVX2 natively, `simd128` in WASM). Ties are broken by section key.
 //!
+//! When the manifest lists an `ann` shard (large indexes, [`crate::ann`]), the HNSW graph
+//! chooses which rows get scored instead of scanning all of them; scores are the same.
+//!
 //! [`dense_candidates`] returns `Ok(None)` when the index has no vectors, which every caller
 //! treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage.
 
@@ -297,12 +300,23 @@ pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, l
         return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
     }
     let partitions = reader.vectors().await?;
-    let sections = scan_partitions(&partitions, &vector, limit)?;
+    let sections = match ann_index(reader).await? {
+        Some(graph) => graph.search(&partitions, &vector, limit)?,
+        None => scan_partitions(&partitions, &vector, limit)?,
+    };
     let mut cards = Vec::new();
     for partition in &partitions {
         partition.scan_cards(&vector, &mut cards)?;
     }
     Ok(Some(DenseHits { sections, cards: cards.into_iter().collect() }))
+}
+
+/// The index's HNSW graph (decoded and validated once per instance, cached under the `ann`
+/// shard's hash); `Ok(None)` when the manifest lists no `ann` shard (exact scan).
+pub async fn ann_index<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<crate::ann::AnnIndex>>> {
+    let Some(entry) = reader.manifest().shards_of(ShardKind::Ann).next() else { return Ok(None) };
+    let graph = reader.load_derived::<crate::ann::AnnShard, _>(entry, "ann", |shard| crate::ann::AnnIndex::from_shard(shard, &entry.name)).await?;
+    Ok(Some(graph))
 }
 
 /// Exact scan of every partition for `query`: the `limit` best, ties by key.

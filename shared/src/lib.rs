@@ -6,6 +6,7 @@
 //! See `ARCHITECTURE.md` at the repository root for the map.
 
 pub mod access;
+pub mod ann;
 pub mod acl;
 pub mod analysis;
 pub mod auth;

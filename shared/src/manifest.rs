@@ -195,7 +195,7 @@ mod tests {
                 let first = &mut v.as_array_mut().unwrap()[0];
                 for (fk, fv) in first.as_map_mut().unwrap() {
                     if fk.as_text() == Some("kind") {
-                        *fv = ciborium::Value::Text("hnsw".into());
+                        *fv = ciborium::Value::Text("a-future-kind".into());
                     }
                 }
             }

@@ -57,6 +57,10 @@ pub enum ShardKind {
     Vectors,
     /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`).
     Model,
+    /// HNSW graph over the `vectors` rows (`ann::AnnShard`), one shard; only in builds with at
+    /// least `CompileOptions::ann_threshold` sections. Its presence switches dense retrieval
+    /// from the exact scan to the graph search.
+    Ann,
 }
 
 impl ShardKind {
@@ -75,6 +79,7 @@ impl ShardKind {
             ShardKind::RdfTriples => "rdf-triples",
             ShardKind::Vectors => "vectors",
             ShardKind::Model => "model",
+            ShardKind::Ann => "ann",
         }
     }
 }

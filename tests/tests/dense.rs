@@ -55,6 +55,10 @@ fn sources(edit: Option<&str>) -> Vec<wikantik::compile::SourcePage> {
 }
 
 fn build(model: &ModelShard, model_id: &str, encoder: &Encoder, edit: Option<&str>) -> (CompiledIndex, EmbedStats) {
+    build_with(model, model_id, encoder, edit, CompileOptions { pages_per_partition: 2, ..CompileOptions::default() })
+}
+
+fn build_with(model: &ModelShard, model_id: &str, encoder: &Encoder, edit: Option<&str>, options: CompileOptions) -> (CompiledIndex, EmbedStats) {
     let cache = EmbeddingCache::new(&repo_root().join("target/test-embeddings"), model_id);
     let stats = std::sync::Mutex::new(EmbedStats::default());
     let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> {
@@ -69,7 +73,6 @@ fn build(model: &ModelShard, model_id: &str, encoder: &Encoder, edit: Option<&st
         thresholds: wikantik::dense::MINILM_THRESHOLDS,
         embed: &embed,
     };
-    let options = CompileOptions { pages_per_partition: 2, ..CompileOptions::default() };
     let index = compile_with_vectors(sources(edit), &options, Some(&build), &mut |_, _, _| {}).expect("compile");
     let stats = *stats.lock().unwrap();
     (index, stats)
@@ -144,4 +147,69 @@ fn a_one_page_edit_re_embeds_only_that_page() {
     // The model shard is shared between the builds.
     let model_name = |i: &CompiledIndex| i.manifest.shards_of(ShardKind::Model).next().map(|s| s.name.clone());
     assert_eq!(model_name(&before), model_name(&after));
+}
+
+/// The sample pages with the HNSW forced on (threshold 0) and off (threshold ∞).
+fn ann_and_exact(model: &ModelShard, model_id: &str, encoder: &Encoder) -> (CompiledIndex, CompiledIndex) {
+    let with = |ann_threshold| CompileOptions { pages_per_partition: 2, ann_threshold, ..CompileOptions::default() };
+    (build_with(model, model_id, encoder, None, with(0)).0, build_with(model, model_id, encoder, None, with(usize::MAX)).0)
+}
+
+#[test]
+fn a_forced_ann_index_ranks_like_the_exact_scan() {
+    let Some((model, model_id)) = model() else { return };
+    let encoder = Encoder::from_shard(model.clone()).expect("encoder");
+    let (ann, exact) = ann_and_exact(&model, &model_id, &encoder);
+    assert_eq!(ann.manifest.shards_of(ShardKind::Ann).count(), 1, "threshold 0 forces the graph");
+    assert_eq!(exact.manifest.shards_of(ShardKind::Ann).count(), 0);
+    // The graph is the only difference: same vectors shards.
+    let names = |i: &CompiledIndex, kind| -> Vec<String> { i.manifest.shards_of(kind).map(|s| s.name.clone()).collect() };
+    assert_eq!(names(&ann, ShardKind::Vectors), names(&exact, ShardKind::Vectors));
+    // Deterministic: a rebuild gives the same graph shard.
+    let (again, _) = ann_and_exact(&model, &model_id, &encoder);
+    assert_eq!(names(&ann, ShardKind::Ann), names(&again, ShardKind::Ann));
+
+    let open = |i: &CompiledIndex| block_on(IndexReader::open(MemoryStore::from_compiled(i), Arc::new(ShardCache::default()))).expect("open");
+    let (ann_reader, exact_reader) = (open(&ann), open(&exact));
+    for query in ["how do I undo a bad index publish", "revert faulty release", "how are dense and lexical rankings combined", "what does coverage confidence mean"] {
+        for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
+            let (a, e) = (bundle(&ann_reader, query, mode), bundle(&exact_reader, query, mode));
+            let slugs = |b: &wikantik::bundle::Bundle| b.sections.iter().map(|s| (s.slug.clone(), s.score)).collect::<Vec<_>>();
+            assert_eq!(slugs(&a), slugs(&e), "{query} ({mode:?}): ANN and exact differ");
+            assert_eq!(a.coverage.top_similarity, e.coverage.top_similarity);
+        }
+    }
+}
+
+#[test]
+fn a_corrupt_ann_shard_is_reported_by_name() {
+    use wikantik::auth::{AccessConfig, KeyRing};
+    use wikantik::http::Request;
+    use wikantik::mcp::McpConfig;
+    use wikantik::service::{handle, ServiceConfig};
+    let Some((model, model_id)) = model() else { return };
+    let encoder = Encoder::from_shard(model.clone()).expect("encoder");
+    let (ann, _) = ann_and_exact(&model, &model_id, &encoder);
+    let entry = ann.manifest.shards_of(ShardKind::Ann).next().expect("ann shard").clone();
+    let mut bytes = MemoryStore::from_compiled(&ann).object(&entry.name).expect("stored").to_vec();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x40;
+    let store = MemoryStore::from_compiled(&ann).with_object(&entry.name, Some(bytes));
+    let reader = block_on(IndexReader::open(store, Arc::new(ShardCache::default()))).expect("open");
+    // The dense ranker refuses it, naming the shard.
+    let err = block_on(wikantik::dense::dense_candidates(&reader, "revert faulty release", 10)).expect_err("corrupt graph");
+    assert!(err.to_string().contains(&entry.name), "{err}");
+    // Over MCP the context tool answers with a tool error naming it ("index unavailable").
+    let mcp = McpConfig { access: AccessConfig { keys: KeyRing::empty(), allow_unrestricted: true }, ..McpConfig::default() };
+    let config = ServiceConfig { mcp, ..ServiceConfig::default() };
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": { "name": "retrieve_context", "arguments": { "query": "revert faulty release" } } });
+    let request = Request::new("POST", "/knowledge-mcp")
+        .with_header("content-type", "application/json")
+        .with_header("accept", "application/json, text/event-stream")
+        .with_header("mcp-protocol-version", "2025-06-18")
+        .with_body(serde_json::to_vec(&body).expect("json"));
+    let response = block_on(handle(Ok(&reader), &request, &config));
+    let text = String::from_utf8_lossy(&response.body);
+    assert!(text.contains("index unavailable") && text.contains(&entry.name), "{text}");
 }

@@ -50,6 +50,7 @@ fn huge_cbor_length_headers_are_decode_errors_not_allocations() {
     for (what, bytes) in cases {
         assert_decode_error(decode_shard::<PageTable>(&entry(ShardKind::Pages, &bytes), &bytes), what);
         assert_decode_error(decode_shard::<SectionPartition>(&entry(ShardKind::Sections, &bytes), &bytes), what);
+        assert_decode_error(decode_shard::<wikantik::ann::AnnShard>(&entry(ShardKind::Ann, &bytes), &bytes), what);
         let pointer = Pointer { format: 1, build_id: "x".into(), manifest: "manifests/hostile.cbor".into(), sha256: sha256_hex(&bytes) };
         assert_decode_error(Manifest::decode(&pointer, &bytes), what);
     }
