@@ -5,9 +5,15 @@
 #   edge_prepare     tools, builds, sample index, seeded stores (R2 local, moto, native dir)
 #   edge_start_all   start native, workerd, wasmtime; sets NATIVE_URL WORKERD_URL WASMTIME_URL
 #   edge_stop_all    stop everything started here, by PID (wrangler: launcher + children)
-# Work files live in .cache/edge (git-ignored).
+# Work files live in .cache/edge (git-ignored); EDGE_DIR=<dir> moves them (e.g. when
+# .cache is shared between working copies that run the suite at the same time).
+#
+#   EDGE_WIKI=<dir>    wiki to index (default: the sample wiki)
+#   EDGE_MODEL=<dir>   build the index with section vectors from this model (the embedding
+#                      cache in .cache/embeddings makes a rebuild cheap); default: no vectors
 
-EDGE="$PWD/.cache/edge"
+EDGE="${EDGE_DIR:-$PWD/.cache/edge}"
+export EDGE_DIR="$EDGE"
 EDGE_TTL_SECS=${EDGE_TTL_SECS:-2}
 EDGE_BUCKET=wikantik-edge
 EDGE_PREFIX=wiki
@@ -64,12 +70,17 @@ edge_prepare() {
     echo "== sample index and stores"
     rm -rf "$EDGE/index" "$EDGE/index2" "$EDGE/native-index" "$EDGE/r2" "$EDGE/wiki2"
     local wiki=${EDGE_WIKI:-examples/wiki}
-    "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" >/dev/null
+    local vectors=()
+    if [ -n "${EDGE_MODEL:-}" ]; then
+        vectors=(--model "$EDGE_MODEL" --embedding-cache "$PWD/.cache/embeddings")
+        echo "   index with section vectors ($EDGE_MODEL)"
+    fi
+    "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" "${vectors[@]}" >/dev/null
     "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
     # The second build (for the publish-under-traffic test): one page changed.
     cp -r "$wiki" "$EDGE/wiki2"
     printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(find "$EDGE/wiki2" -maxdepth 1 -name "*.md" | sort | head -1)"
-    "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" >/dev/null
+    "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" "${vectors[@]}" >/dev/null
     s3_server_start edge-s3 "$EDGE_BUCKET"
     AWS_ENDPOINT_URL="$S3_ENDPOINT" "$INDEX_BUILDER" publish "$EDGE/index" --to "s3://$EDGE_BUCKET/$EDGE_PREFIX" | tail -2
     edge_r2_put "$EDGE/index" ""

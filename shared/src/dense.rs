@@ -15,13 +15,17 @@
 //! (AVX2 natively, `simd128` in WASM). Ties are broken by section key.
 //!
 //! [`dense_candidates`] returns `Ok(None)` when the index has no vectors, which every caller
-//! treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage.
+//! treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage. A build
+//! without the cargo feature `dense` (no query encoder linked: the graph and SPARQL functions,
+//! which never rank sections) answers the same way.
 
 use serde::{Deserialize, Serialize};
 
 use crate::coverage::CoverageThresholds;
 use crate::encoder::kernels::{dot4_i16_i8, i16_activation_limit, quantize_row_i16};
-use crate::encoder::{Encoder, F32Bytes, I8Bytes, ModelShard};
+#[cfg(feature = "dense")]
+use crate::encoder::{Encoder, ModelShard};
+use crate::encoder::{F32Bytes, I8Bytes};
 use crate::error::{Error, Result};
 use crate::lexical::SectionKey;
 use crate::reader::{IndexReader, ShardStore};
@@ -188,6 +192,7 @@ pub fn top_k(mut scored: Vec<(SectionKey, f32)>, limit: usize) -> Vec<(SectionKe
     scored
 }
 
+#[cfg(feature = "dense")]
 /// The query encoder of this index, built once per instance and cached under the model
 /// shard's hash. `Ok(None)` when the index has no model.
 pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<Encoder>>> {
@@ -198,6 +203,7 @@ pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Opt
 
 /// The `limit` sections most similar to `query`, best first, with their cosine; `Ok(None)`
 /// when the index carries no vectors (or no model) or the query is blank.
+#[cfg(feature = "dense")]
 pub async fn dense_candidates<S: ShardStore>(
     reader: &IndexReader<S>,
     query: &str,
@@ -213,6 +219,17 @@ pub async fn dense_candidates<S: ShardStore>(
         return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
     }
     Ok(Some(scan_partitions(&reader.vectors().await?, &vector, limit)?))
+}
+
+/// Without the query encoder (cargo feature `dense` off) there is no query vector: `Ok(None)`,
+/// as for an index without vectors.
+#[cfg(not(feature = "dense"))]
+pub async fn dense_candidates<S: ShardStore>(
+    _reader: &IndexReader<S>,
+    _query: &str,
+    _limit: usize,
+) -> Result<Option<Vec<(SectionKey, f32)>>> {
+    Ok(None)
 }
 
 /// Exact scan of every partition for `query`: the `limit` best, ties by key.

@@ -306,6 +306,7 @@ pub const STANDARD_PREFIXES: [(&str, &str); 10] = [
 /// Runs a query over the projection with the standard prefixes declared, seeing the triples of
 /// the pages `can_view` accepts (by page key), within the default bounds (forced `LIMIT` ≤
 /// 10,000, 2,000,000 steps of work).
+#[cfg(feature = "sparql")]
 pub fn run_query(store: &Store, query: &str, can_view: &dyn Fn(u32) -> bool) -> Result<crate::sparql::QueryResults, SparqlError> {
     let mut text = String::with_capacity(query.len() + 512);
     for (prefix, ns) in STANDARD_PREFIXES {
