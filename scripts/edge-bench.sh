@@ -49,12 +49,17 @@ declare -A PATHS=(
     [health]="GET /health"
     [empty]="GET /no-such-route"
 )
+# Every descendant of a PID.
+descendants() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do echo "$child"; descendants "$child"; done
+}
 # The listening socket of the workerd that runs the Worker (not wrangler's proxy): of the
-# workerd processes under the wrangler launcher, the port that is not the public one and
-# answers our /health.
+# processes under our wrangler launcher, the port that is not the public one and answers
+# /health with a build id.
 workerd_direct_url() {
     local pids port
-    pids=$(pgrep -d '|' -f 'workerd serve' || true)
+    pids=$(descendants "$WRANGLER_PID" | paste -sd '|')
     [ -n "$pids" ] || return 0
     for port in $(ss -ltnpH 2>/dev/null | grep -E "pid=($pids)," | awk '{print $4}' | sed 's/.*://' | sort -u); do
         [ "http://127.0.0.1:$port" = "$WORKERD_URL" ] && continue

@@ -141,7 +141,8 @@ edge_start_all() {
     sed -e '/^\[build\]/,/^command/d' -e "s|^main = \"|main = \"$PWD/|" wrangler.toml >"$EDGE/wrangler.toml"
     wrangler dev -c "$EDGE/wrangler.toml" --local --ip 127.0.0.1 --port "$port" --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
         --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS" >"$log" 2>&1 &
-    EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"
+    # WRANGLER_PID: the benchmark looks for the Worker's own workerd socket under it.
+    EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"; export WRANGLER_PID=$!
     edge_wait workerd "$WORKERD_URL" "$!" "$log"
     {
         echo "WIKANTIK_EDGE_NATIVE=$NATIVE_URL"; echo "WIKANTIK_EDGE_WORKERD=$WORKERD_URL"; echo "WIKANTIK_EDGE_WASMTIME=$WASMTIME_URL"
