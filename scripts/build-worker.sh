@@ -2,9 +2,11 @@
 # Build the Cloudflare Worker (functions/workers) with worker-build: wasm-bindgen, wasm-opt
 # and esbuild from pinned local copies (no downloads), opt-level "z" + LTO.
 #
-#   WIKANTIK_WORKER_FEATURES   routes to build (comma-separated: bundle,briefing,mcp);
-#                              unset = every route (the default features)
-# Output: functions/workers/build/{index.js,index_bg.wasm}. Called by wrangler's [build].
+#   WIKANTIK_WORKER_FEATURES   functions to build (comma-separated: bundle, briefing, graph,
+#                              sparql, mcp); unset = every function (the default features)
+#   WIKANTIK_WORKER_OUT        output directory under functions/workers (default: build)
+# Output: functions/workers/<out>/{index.js,index_bg.wasm}. Called by wrangler's [build]
+# (wrangler.toml: the default Worker, and one [env.<function>] per function).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -14,9 +16,9 @@ export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$(command -v wasm-bindgen)}"
 export ESBUILD_BIN="${ESBUILD_BIN:-$ROOT/tools/js/node_modules/@esbuild/linux-x64/bin/esbuild}"
 export WASM_OPT_BIN="${WASM_OPT_BIN:-$ROOT/tools/js/node_modules/.bin/wasm-opt}"
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_LTO=true CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
-args=()
+args=(--release --out-dir "${WIKANTIK_WORKER_OUT:-build}")
 if [ -n "${WIKANTIK_WORKER_FEATURES:-}" ]; then
-    args=(-- --no-default-features --features "$WIKANTIK_WORKER_FEATURES")
+    args+=(-- --no-default-features --features "$WIKANTIK_WORKER_FEATURES")
 fi
 cd functions/workers
-exec worker-build --release "${args[@]}"
+exec worker-build "${args[@]}"

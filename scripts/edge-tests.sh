@@ -12,6 +12,9 @@
 # script uses the same start-up via `EDGE_KEEP_RUNNING=1 ... ` — see scripts/edge-bench.sh).
 #
 # Usage: scripts/edge-tests.sh
+#   EDGE_NATIVE_PROFILE=release   release build of the hosts and the suite (default: dev, the
+#                                 test profile); EDGE_MODEL, EDGE_WIKI, EDGE_DIR as in
+#                                 scripts/lib/edge-targets.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -27,4 +30,7 @@ edge_start_all
 echo "== edge parity suite (native, workerd, wasmtime)"
 export WIKANTIK_EDGE_NATIVE="$NATIVE_URL" WIKANTIK_EDGE_WORKERD="$WORKERD_URL" WIKANTIK_EDGE_WASMTIME="$WASMTIME_URL"
 export WIKANTIK_EDGE_REPUBLISH="$ROOT/scripts/lib/edge-republish.sh" WIKANTIK_EDGE_TTL_SECS="$EDGE_TTL_SECS"
-cargo test -p wikantik-tests --locked --test edge_parity -- --nocapture --test-threads 1
+# EDGE_NATIVE_PROFILE=release: the suite too, so it reuses the release build of the hosts.
+profile=()
+[ "${EDGE_NATIVE_PROFILE:-dev}" = release ] && profile=(--release)
+cargo test -p wikantik-tests --locked "${profile[@]}" --test edge_parity -- --nocapture --test-threads 1

@@ -36,6 +36,9 @@ echo "== the core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spi
 cargo build --locked -p wikantik --target wasm32-unknown-unknown
 cargo build --locked -p wikantik --target wasm32-wasip2
 
+echo "== per-function builds: each function's Worker and Spin build checks for its WASM target; each refuses the other functions' routes"
+scripts/per-function-builds.sh
+
 echo "== the core's end-to-end tests inside WASM (Node for Workers, wasmtime for Spin)"
 scripts/wasm-tests.sh
 

@@ -10,9 +10,15 @@
 #   edge_start_workerd  `wrangler dev --local` alone; sets WORKERD_URL
 #   edge_stop_targets   stop the servers started here, by PID (wrangler: launcher + children)
 #   edge_stop_all       edge_stop_targets, then the S3 server
-# Work files live in .cache/edge (git-ignored).
+# Work files live in .cache/edge (git-ignored); EDGE_DIR=<dir> moves them (e.g. when
+# .cache is shared between working copies that run the suite at the same time).
+#
+#   EDGE_WIKI=<dir>    wiki to index (default: the sample wiki)
+#   EDGE_MODEL=<dir>   build the index with section vectors from this model (the embedding
+#                      cache in .cache/embeddings makes a rebuild cheap); default: no vectors
 
-EDGE="$PWD/.cache/edge"
+EDGE="${EDGE_DIR:-$PWD/.cache/edge}"
+export EDGE_DIR="$EDGE"
 EDGE_TTL_SECS=${EDGE_TTL_SECS:-2}
 EDGE_BUCKET=wikantik-edge
 EDGE_PREFIX=wiki
@@ -62,12 +68,17 @@ edge_prepare() {
     echo "== sample index and stores"
     rm -rf "$EDGE/index" "$EDGE/index2" "$EDGE/native-index" "$EDGE/r2" "$EDGE/wiki2"
     local wiki=${EDGE_WIKI:-examples/wiki}
-    "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" >/dev/null
+    local vectors=()
+    if [ -n "${EDGE_MODEL:-}" ]; then
+        vectors=(--model "$EDGE_MODEL" --embedding-cache "$PWD/.cache/embeddings")
+        echo "   index with section vectors ($EDGE_MODEL)"
+    fi
+    "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" "${vectors[@]}" >/dev/null
     "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
     # The second build (for the publish-under-traffic test): one page changed.
     cp -r "$wiki" "$EDGE/wiki2"
     printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(find "$EDGE/wiki2" -maxdepth 1 -name "*.md" | sort | head -1)"
-    "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" >/dev/null
+    "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" "${vectors[@]}" >/dev/null
     s3_server_start edge-s3 "$EDGE_BUCKET"
     AWS_ENDPOINT_URL="$S3_ENDPOINT" "$INDEX_BUILDER" publish "$EDGE/index" --to "s3://$EDGE_BUCKET/$EDGE_PREFIX" | tail -2
     edge_r2_put "$EDGE/index" ""
@@ -77,7 +88,9 @@ edge_prepare() {
 # every time: skip it when the Worker is newer than every source it is built from.
 edge_build_worker() {
     local wasm=functions/workers/build/index_bg.wasm
-    if [ -f "$wasm" ] && [ -z "$(find shared/src shared/Cargo.toml functions/workers/src functions/workers/Cargo.toml Cargo.lock -newer "$wasm" -print -quit)" ]; then
+    # worker-build reruns wasm-bindgen and wasm-opt (Node) every time: skip it when the Worker
+    # is newer than every source it is built from.
+    if [ -f "$wasm" ] && [ -z "$(find shared/src shared/Cargo.toml functions/workers/src functions/workers/Cargo.toml Cargo.lock .cargo/config.toml -newer "$wasm" -print -quit)" ]; then
         echo "   Worker is up to date ($wasm)"
     else
         nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
@@ -149,7 +162,8 @@ edge_start_workerd() {
     sed -e '/^\[build\]/,/^command/d' -e "s|^main = \"|main = \"$PWD/|" wrangler.toml >"$EDGE/wrangler.toml"
     wrangler dev -c "$EDGE/wrangler.toml" --local --ip 127.0.0.1 --port "$port" --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
         --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS" >"$log" 2>&1 &
-    EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"
+    # WRANGLER_PID: the benchmark looks for the Worker's own workerd socket under it.
+    EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"; export WRANGLER_PID=$!
     edge_wait workerd "$WORKERD_URL" "$!" "$log"
 }
 

@@ -50,10 +50,21 @@ pub struct PageRecord {
 }
 
 /// The page table shard payload.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PageTable {
     /// Sorted by slug.
     pub pages: Vec<PageRecord>,
+    /// Page key → position in `pages`, built on first use and then kept with the decoded
+    /// shard in the instance's cache (so warm requests do not rebuild it).
+    #[serde(skip)]
+    key_index: std::sync::OnceLock<std::collections::HashMap<u32, usize>>,
+}
+
+/// Tables are equal when their pages are (the key index is derived from them).
+impl PartialEq for PageTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.pages == other.pages
+    }
 }
 
 impl PageTable {
@@ -66,12 +77,16 @@ impl PageTable {
     }
 
     pub fn by_key(&self, key: u32) -> Option<&PageRecord> {
-        self.pages.iter().find(|p| p.key == key)
+        self.key_index().get(&key).and_then(|&i| self.pages.get(i))
     }
 
-    /// A lookup table from page key to position, for hot paths.
-    pub fn key_index(&self) -> std::collections::HashMap<u32, usize> {
-        self.pages.iter().enumerate().map(|(i, p)| (p.key, i)).collect()
+    pub fn new(pages: Vec<PageRecord>) -> PageTable {
+        PageTable { pages, key_index: std::sync::OnceLock::new() }
+    }
+
+    /// Page key → position in `pages`.
+    pub fn key_index(&self) -> &std::collections::HashMap<u32, usize> {
+        self.key_index.get_or_init(|| self.pages.iter().enumerate().map(|(i, p)| (p.key, i)).collect())
     }
 }
 

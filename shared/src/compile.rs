@@ -577,7 +577,7 @@ pub fn compile_with_vectors(
     }
     tick(progress);
     let restricted_pages = records.iter().filter(|r| !r.acl.is_public()).count() as u64;
-    let table = PageTable { pages: records };
+    let table = PageTable::new(records);
     shards.push(encode_shard(ShardKind::Pages, 0, &table, None, None)?);
     tick(progress);
     let link_count = graph.edge_count() as u64;

@@ -18,13 +18,17 @@
 //! chooses which rows get scored instead of scanning all of them; scores are the same.
 //!
 //! [`dense_candidates`] returns `Ok(None)` when the index has no vectors, which every caller
-//! treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage.
+//! treats as "dense unavailable": bundles degrade to lexical with `unknown` coverage. A build
+//! without the cargo feature `dense` (no query encoder linked: the graph and SPARQL functions,
+//! which never rank sections) answers the same way.
 
 use serde::{Deserialize, Serialize};
 
 use crate::coverage::CoverageThresholds;
 use crate::encoder::kernels::{dot4_i16_i8, i16_activation_limit, quantize_row_i16};
-use crate::encoder::{Encoder, F32Bytes, I8Bytes, ModelShard};
+#[cfg(feature = "dense")]
+use crate::encoder::{Encoder, ModelShard};
+use crate::encoder::{F32Bytes, I8Bytes};
 use crate::error::{Error, Result};
 use crate::lexical::SectionKey;
 use crate::reader::{IndexReader, ShardStore};
@@ -261,6 +265,7 @@ pub fn top_k(mut scored: Vec<(SectionKey, f32)>, limit: usize) -> Vec<(SectionKe
     scored
 }
 
+#[cfg(feature = "dense")]
 /// The query encoder of this index, built once per instance and cached under the model
 /// shard's hash. `Ok(None)` when the index has no model.
 pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<Encoder>>> {
@@ -289,6 +294,7 @@ pub struct DenseHits {
 }
 
 /// [`dense_candidates`] plus the page cards' cosines, from one query embedding.
+#[cfg(feature = "dense")]
 pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, limit: usize) -> Result<Option<DenseHits>> {
     let Some(info) = reader.manifest().dense.as_ref() else { return Ok(None) };
     if query.trim().is_empty() {
@@ -317,6 +323,13 @@ pub async fn ann_index<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<
     let Some(entry) = reader.manifest().shards_of(ShardKind::Ann).next() else { return Ok(None) };
     let graph = reader.load_derived::<crate::ann::AnnShard, _>(entry, "ann", |shard| crate::ann::AnnIndex::from_shard(shard, &entry.name)).await?;
     Ok(Some(graph))
+}
+
+/// Without the query encoder (cargo feature `dense` off) there is no query vector: `Ok(None)`,
+/// as for an index without vectors.
+#[cfg(not(feature = "dense"))]
+pub async fn dense_search<S: ShardStore>(_reader: &IndexReader<S>, _query: &str, _limit: usize) -> Result<Option<DenseHits>> {
+    Ok(None)
 }
 
 /// Exact scan of every partition for `query`: the `limit` best, ties by key.

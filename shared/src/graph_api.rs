@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::graph::PageGraph;
 use crate::http::{parse_form, Request, Response};
 use crate::markdown::url_decode;
-use crate::mcp::{ToolHost, ToolOutcome};
+use crate::mcp::ToolOutcome;
 use crate::reader::{IndexReader, ShardStore};
 use crate::rest::RestConfig;
 use crate::tools::KnowledgeTools;
@@ -50,11 +50,10 @@ fn index_error(e: &Error) -> Response {
     }
 }
 
-/// Route a graph or SPARQL request (the method was checked by the caller).
+/// Route a graph request (`/api/graph/...`; the method was checked by the caller, `/sparql`
+/// goes to [`sparql`]).
+#[cfg(feature = "graph")]
 pub async fn handle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, path: &str, config: &RestConfig, caller: &Caller) -> Response {
-    if path == "/sparql" {
-        return sparql(reader, request, caller).await;
-    }
     if request.method == "POST" {
         return Response::error(405, "method not allowed").with_header("allow", "GET");
     }
@@ -91,7 +90,7 @@ pub async fn handle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, p
     } else {
         return Response::error(404, "not found");
     };
-    match tools.call(tool, &args, caller).await {
+    match tools.call_graph_tool(tool, &args, caller).await {
         ToolOutcome::Json(v) => Response::json(200, &v),
         ToolOutcome::Markdown(text) => Response::text(200, "text/plain; charset=UTF-8", text),
         ToolOutcome::Error { message, .. } if message.starts_with("index unavailable") => Response::error(503, &message),
@@ -238,6 +237,7 @@ async fn clusters<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller, name:
 }
 
 /// The query text of a SPARQL protocol request, or the 400 to answer.
+#[cfg(feature = "sparql")]
 fn sparql_text(request: &Request) -> Result<String, Response> {
     let update_rejected = || Response::error(400, "invalid SPARQL query (note: UPDATE is not allowed): SPARQL UPDATE requests are not accepted");
     let query = match request.method.as_str() {
@@ -267,7 +267,9 @@ fn sparql_text(request: &Request) -> Result<String, Response> {
     query.filter(|q| !q.trim().is_empty()).ok_or_else(|| Response::error(400, "missing 'query'"))
 }
 
-async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, caller: &Caller) -> Response {
+/// `GET|POST /sparql`.
+#[cfg(feature = "sparql")]
+pub async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, caller: &Caller) -> Response {
     let query = match sparql_text(request) {
         Ok(q) => q,
         Err(r) => return r,

@@ -306,6 +306,7 @@ pub const STANDARD_PREFIXES: [(&str, &str); 10] = [
 /// Runs a query over the projection with the standard prefixes declared, seeing the triples of
 /// the pages `can_view` accepts (by page key), within the default bounds (forced `LIMIT` ≤
 /// 10,000, 2,000,000 steps of work).
+#[cfg(feature = "sparql")]
 pub fn run_query(store: &Store, query: &str, can_view: &dyn Fn(u32) -> bool) -> Result<crate::sparql::QueryResults, SparqlError> {
     crate::sparql::execute(store, &with_prefixes(query), can_view, &crate::sparql::QueryOptions::default())
 }
@@ -313,6 +314,7 @@ pub fn run_query(store: &Store, query: &str, can_view: &dyn Fn(u32) -> bool) -> 
 /// The predicates `query` (with the standard prefixes) can match, for
 /// [`crate::reader::IndexReader::rdf_for`]: `None` = any. A query that does not parse needs
 /// none ([`run_query`] then reports the error).
+#[cfg(feature = "sparql")]
 pub fn query_predicates(query: &str) -> Option<Vec<Term>> {
     crate::sparql::query_predicates(&with_prefixes(query)).unwrap_or_else(|_| Some(Vec::new()))
 }

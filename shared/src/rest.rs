@@ -73,10 +73,18 @@ pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, requ
         };
         caller_for(surface, &caller)
     };
+    // Each arm exists only in builds with its function's cargo feature (see
+    // `service::Surfaces`), so a per-function build links only its own route's code.
     let response = match path {
-        _ if graph => crate::graph_api::handle(reader, request, path, config, &caller).await,
+        #[cfg(feature = "sparql")]
+        "/sparql" => crate::graph_api::sparql(reader, request, &caller).await,
+        #[cfg(feature = "graph")]
+        _ if graph && path != "/sparql" => crate::graph_api::handle(reader, request, path, config, &caller).await,
+        #[cfg(feature = "bundle")]
         "/api/bundle" => bundle(reader, request, config, &caller).await,
-        _ => briefing(reader, request, config, &caller).await,
+        #[cfg(feature = "briefing")]
+        "/api/briefing" => briefing(reader, request, config, &caller).await,
+        _ => Response::error(crate::service::NOT_SERVED_STATUS, crate::service::NOT_SERVED_MESSAGE),
     };
     response.with_header(INDEX_HEADER, reader.build_id())
 }
@@ -132,6 +140,7 @@ fn param(request: &Request, name: &str) -> Option<String> {
     request.query_param(name).filter(|v| !v.trim().is_empty())
 }
 
+#[cfg(feature = "bundle")]
 async fn bundle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, config: &RestConfig, caller: &Caller) -> Response {
     let Some(query) = param(request, "q") else {
         return Response::error(400, "q (query) parameter required");
@@ -176,6 +185,7 @@ pub fn csv(raw: Option<String>) -> Vec<String> {
         .unwrap_or_default()
 }
 
+#[cfg(feature = "briefing")]
 async fn briefing<S: ShardStore>(reader: &IndexReader<S>, request: &Request, config: &RestConfig, caller: &Caller) -> Response {
     let budget = match param(request, "budget") {
         None => None,

@@ -17,8 +17,7 @@ pub mod sigv4;
 
 /// Routes served by this build, from its cargo features.
 pub fn route_enabled(path: &str) -> bool {
-    wikantik::service::Surfaces { bundle: cfg!(feature = "bundle"), briefing: cfg!(feature = "briefing"), mcp: cfg!(feature = "mcp") }
-        .serves(path)
+    wikantik::service::Surfaces::BUILT.serves(path)
 }
 
 /// A base URL split into scheme+authority (`http://host:port`), authority and path prefix
@@ -227,7 +226,7 @@ mod spin_impl {
         let target = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
         let mut core = CoreRequest::new(&method, &target);
         if !super::route_enabled(&core.path) {
-            return reply(CoreResponse::error(404, "route not served by this function"), head);
+            return reply(CoreResponse::error(service::NOT_SERVED_STATUS, service::NOT_SERVED_MESSAGE), head);
         }
         for (name, value) in req.headers() {
             if let Ok(v) = value.to_str() {

@@ -15,8 +15,7 @@
 
 /// Routes served by this build, from its cargo features.
 pub fn route_enabled(path: &str) -> bool {
-    wikantik::service::Surfaces { bundle: cfg!(feature = "bundle"), briefing: cfg!(feature = "briefing"), mcp: cfg!(feature = "mcp") }
-        .serves(path)
+    wikantik::service::Surfaces::BUILT.serves(path)
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -147,7 +146,7 @@ mod worker_impl {
     async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         let head = req.method() == Method::Head;
         if !super::route_enabled(&req.path()) {
-            return from_core(CoreResponse::error(404, "route not served by this function"), head);
+            return from_core(CoreResponse::error(service::NOT_SERVED_STATUS, service::NOT_SERVED_MESSAGE), head);
         }
         let state = match state(&env) {
             Ok(s) => s,

@@ -72,8 +72,13 @@
 //! follow the dictionary, sorted by [`Term`]'s order), joins keep the left operand's order,
 //! `UNION` gives its left side first, `GROUP BY` groups in order of first appearance.
 
+// The query engine (parser, evaluator, expression functions) is the cargo feature `sparql`;
+// the store, terms and results are shard data every build can decode.
+#[cfg(feature = "sparql")]
 mod eval;
+#[cfg(feature = "sparql")]
 mod expr;
+#[cfg(feature = "sparql")]
 mod needs;
 mod results;
 pub mod store;
@@ -208,6 +213,7 @@ pub const MAX_OPERATOR_RUN: usize = 32;
 /// Rejects texts whose size, bracket nesting or runs of prefix operators could exhaust the
 /// parser's or evaluator's stack (a WASM function has about 1 MiB). The scan skips string
 /// literals, IRIs and comments, so their content never counts.
+#[cfg(feature = "sparql")]
 fn check_shape(query: &str) -> Result<(), SparqlError> {
     if query.len() > MAX_QUERY_BYTES {
         return Err(SparqlError::Unsupported(format!("queries longer than {MAX_QUERY_BYTES} bytes")));
@@ -274,6 +280,7 @@ fn check_shape(query: &str) -> Result<(), SparqlError> {
     Ok(())
 }
 
+#[cfg(feature = "sparql")]
 /// Parses and runs `query` over `store`, seeing only public triples and those of pages for
 /// which `can_view(page_key)` is true.
 pub fn execute(
@@ -287,6 +294,7 @@ pub fn execute(
     eval::run(store, &parsed, can_view, opts)
 }
 
+#[cfg(feature = "sparql")]
 /// The predicates `query` can match (`Ok(None)`: any — a variable predicate, `!`, `DESCRIBE`),
 /// so a reader of the split store loads only their partitions. Errors as [`execute`] would
 /// report them.

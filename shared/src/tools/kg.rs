@@ -20,6 +20,7 @@ use crate::kg::{stable_id, KgEdge, KnowledgeGraph, MentionIndex, HUMAN_AUTHORED,
 use crate::lexical::SectionKey;
 use crate::mcp::ToolOutcome;
 use crate::reader::ShardStore;
+#[cfg(feature = "sparql")]
 use crate::sparql::SparqlError;
 
 /// Most nodes `traverse` returns (the BFS stops when it has this many; `truncated: true`).
@@ -449,6 +450,7 @@ pub(super) async fn get_ontology<S: ShardStore>(_tools: &KnowledgeTools<'_, S>, 
 
 /// `sparql_query`: `standard` → SPARQL results JSON text (Turtle for CONSTRUCT/DESCRIBE);
 /// `compact` → a JSON array of `{var: value}` as text.
+#[cfg(feature = "sparql")]
 pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
     let query = text_arg(args, "query").ok_or("missing 'query'")?;
     let compact = match text_arg(args, "format").as_deref() {
@@ -470,6 +472,7 @@ pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
 }
 
 /// Parse and subset errors as they are; limits as execution failures.
+#[cfg(feature = "sparql")]
 pub(crate) fn sparql_error(e: SparqlError) -> String {
     match e {
         SparqlError::Syntax(_) | SparqlError::Unsupported(_) => e.to_string(),

@@ -19,6 +19,7 @@ mod spine;
 
 use serde_json::Value;
 
+#[cfg(feature = "sparql")]
 pub(crate) use kg::sparql_error as sparql_error_message;
 
 use crate::access::Caller;
@@ -64,8 +65,25 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
             "search_knowledge" => kg::search_knowledge(self, args, caller).await,
             "find_similar" => kg::find_similar(self, args, caller).await,
             "get_ontology" => kg::get_ontology(self, args, caller).await,
+            #[cfg(feature = "sparql")]
             "sparql_query" => kg::sparql_query(self, args, caller).await,
             other => Err(format!("{other} is not available in this build")),
+        };
+        outcome.unwrap_or_else(ToolOutcome::error)
+    }
+}
+
+impl<S: ShardStore> KnowledgeTools<'_, S> {
+    /// The tools behind the graph REST routes (`get_node`, `traverse`) without the whole
+    /// catalogue's dispatch, so a graph-only build does not link every other tool.
+    pub(crate) async fn call_graph_tool(&self, name: &str, args: &Value, caller: &Caller) -> ToolOutcome {
+        if let Some(message) = oversized_argument(name, args) {
+            return ToolOutcome::error(message);
+        }
+        let outcome = match name {
+            "get_node" => kg::get_node(self, args, caller).await,
+            "traverse" => kg::traverse(self, args, caller).await,
+            other => Err(format!("{other} is not a graph route's tool")),
         };
         outcome.unwrap_or_else(ToolOutcome::error)
     }
