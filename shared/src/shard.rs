@@ -52,8 +52,12 @@ pub enum ShardKind {
     /// Dense section vectors, int8 with per-dimension scales, partitioned by page range like
     /// `sections` (present only when the build had an embedding model).
     Vectors,
-    /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`).
+    /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`
+    /// and the `quality` profile).
     Model,
+    /// The lite profile's static token table (`encoder::lite::StaticTableShard`), one shard
+    /// (only with `vectors` and the `lite` profile).
+    StaticEncoder,
 }
 
 impl ShardKind {
@@ -71,6 +75,7 @@ impl ShardKind {
             ShardKind::Rdf => "rdf",
             ShardKind::Vectors => "vectors",
             ShardKind::Model => "model",
+            ShardKind::StaticEncoder => "static-encoder",
         }
     }
 }
