@@ -167,6 +167,11 @@ fn compile_index(sources: Vec<wikantik::compile::SourcePage>, options: &CompileO
     use wikantik_index_builder::embed::{embed_with_encoder, load_model, model_path, EmbeddingCache};
     use wikantik_index_builder::lite::{train_table, TableCache, TrainConfig};
     let Some(path) = model_path(dense.model.clone()) else {
+        if dense.profile == Profile::Lite {
+            return Err(wikantik_index_builder::error::BuildError::Invalid(
+                "--profile lite trains its table from the model's vectors: give --model (or WIKANTIK_MODEL)".into(),
+            ));
+        }
         return Ok(compile(sources, options, progress)?);
     };
     let (model, model_id) = load_model(&path)?;
@@ -287,8 +292,14 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
     println!("  citations  {:>8}", s.citations);
     match &m.dense {
         Some(d) => println!(
-            "  vectors    {:>8}  ({} profile, {}, {} text; coverage strong ≥ {}, partial ≥ {})",
-            d.vectors, d.profile, d.model_id, d.text_format, d.thresholds.strong_similarity, d.thresholds.partial_similarity
+            "  vectors    {:>8}  ({} profile{}, {}, {} text; coverage strong ≥ {}, partial ≥ {})",
+            d.vectors,
+            d.profile,
+            d.encoder_id.as_ref().map(|e| format!(" with {e}")).unwrap_or_default(),
+            d.model_id,
+            d.text_format,
+            d.thresholds.strong_similarity,
+            d.thresholds.partial_similarity
         ),
         None => println!("  vectors    {:>8}  (no model: lexical-only index)", 0),
     }
