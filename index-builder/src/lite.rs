@@ -133,7 +133,7 @@ fn loss_and_grad(table: &[f32], dim: usize, ex: &Example) -> (f64, Vec<f32>) {
     let mut v = vec![0f32; dim];
     row_sum(table, dim, &ex.ids, &mut v);
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if !(norm > 1e-12) {
+    if norm.is_nan() || norm <= 1e-12 {
         return (1.0, vec![0.0; dim]);
     }
     let cos: f32 = v.iter().zip(&ex.target).map(|(a, b)| a * b).sum::<f32>() / norm;
@@ -154,7 +154,7 @@ pub fn mean_loss(table: &[f32], dim: usize, examples: &[Example]) -> f64 {
 /// With `config.holdout > 0`, every `holdout`-th example is held out and the table with the
 /// lowest held-out loss is the one left in `table`.
 pub fn train(table: &mut [f32], dim: usize, examples: &[Example], config: &TrainConfig) -> TrainReport {
-    let rows = if dim == 0 { 0 } else { table.len() / dim };
+    let rows = table.len().checked_div(dim).unwrap_or(0);
     let valid_id = |ex: &&Example| ex.ids.iter().all(|&id| (id as usize) < rows) && ex.target.len() == dim;
     #[allow(clippy::type_complexity)]
     let (train_set, holdout): (Vec<(usize, &Example)>, Vec<(usize, &Example)>) = examples
@@ -303,6 +303,7 @@ fn tokenize_all(encoder: &Encoder, texts: &[String]) -> Result<Vec<Vec<u32>>> {
 /// Train (or fetch from `cache`) the lite table for a build: distil from `model`, then
 /// regress on the build's section texts and vectors plus its short texts (embedded with
 /// `encoder` through `embeddings`). `log` receives progress lines.
+#[allow(clippy::too_many_arguments)]
 pub fn train_table(
     model: &ModelShard,
     model_id: &str,

@@ -199,7 +199,7 @@ fn compile_index(sources: Vec<wikantik::compile::SourcePage>, options: &CompileO
         model: &model,
         model_id: model_id.clone(),
         contextual: !dense.plain_text,
-        thresholds: wikantik::dense::MINILM_THRESHOLDS,
+        thresholds: if dense.profile == Profile::Lite { wikantik::dense::MINILM_LITE_THRESHOLDS } else { wikantik::dense::MINILM_THRESHOLDS },
         embed: &embed,
         lite: (dense.profile == Profile::Lite).then_some(&train_lite as &wikantik::compile::TrainLiteFn<'_>),
     };
@@ -384,6 +384,9 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
 
         if run_grid && profile == Profile::Quality {
             run_tuning_grid(&reader, &queries, &config, &reports)?;
+        } else if run_grid {
+            println!("lite profile: coverage calibration of the static table's cosines");
+            run_calibration(&reader, &config, &reports)?;
         }
 
         let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
@@ -470,8 +473,7 @@ fn run_tuning_grid<S: wikantik::reader::ShardStore>(
     base: &wikantik::bundle::BundleConfig,
     reports: &[wikantik_index_builder::eval::ModeReport],
 ) -> Result<()> {
-    use wikantik::access::Caller;
-    use wikantik::bundle::{ranked_sections, RetrievalMode};
+    use wikantik::bundle::RetrievalMode;
     use wikantik_index_builder::eval;
 
     let mut boosts = Vec::new();
@@ -510,6 +512,18 @@ fn run_tuning_grid<S: wikantik::reader::ShardStore>(
     let rows = pollster::block_on(eval::grid(reader, queries, RetrievalMode::Hybrid, fusion))?;
     println!("{}", eval::render_grid("grid 2: RRF k and weights (hybrid mode, boosts from grid 1)", &rows));
 
+    run_calibration(reader, base, reports)
+}
+
+/// The coverage-threshold calibration (`eval::calibrate`) of this index's query encoder.
+fn run_calibration<S: wikantik::reader::ShardStore>(
+    reader: &wikantik::reader::IndexReader<S>,
+    base: &wikantik::bundle::BundleConfig,
+    reports: &[wikantik_index_builder::eval::ModeReport],
+) -> Result<()> {
+    use wikantik::access::Caller;
+    use wikantik::bundle::{ranked_sections, RetrievalMode};
+    use wikantik_index_builder::eval;
     let caller = Caller::anonymous();
     let mut off_topic = Vec::new();
     for q in eval::OFF_TOPIC_QUERIES {

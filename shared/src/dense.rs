@@ -70,6 +70,13 @@ pub struct DenseInfo {
 /// (at 0.70 only 7 of 9), so `strong` = 0.75.
 pub const MINILM_THRESHOLDS: CoverageThresholds = CoverageThresholds { strong_similarity: 0.75, partial_similarity: 0.45 };
 
+/// Coverage thresholds for the lite profile (a static table trained into MiniLM's space,
+/// queried against MiniLM's section vectors), calibrated the same way (`index-builder eval
+/// --grid`, lite section): its off-topic top cosines reach 0.590 (static embeddings separate
+/// topics less sharply), so `partial` = 0.60; at 0.75 5 of 6 queries had the right top page
+/// and all 6 were in the first 5, so `strong` = 0.75.
+pub const MINILM_LITE_THRESHOLDS: CoverageThresholds = CoverageThresholds { strong_similarity: 0.75, partial_similarity: 0.60 };
+
 /// The embedder input for one section (REFERENCE §2.3):
 /// `Page: {title} | Cluster: {cluster} | Section: {h1 > h2 …}`, then `\nSummary: {summary}`
 /// when the page has one, then a blank line and the chunk text. Missing parts are left out.
