@@ -330,22 +330,24 @@ pub fn train_table(
     }
     let started = Instant::now();
     let distilled_file = format!("distilled-{TRAINER_VERSION}.cbor");
-    let mut table = if !config.distill {
+    let mut table: Vec<f32> = if !config.distill {
         let mut rng = SplitMix(config.seed);
         (0..vocab * dim).map(|_| ((rng.next() >> 11) as f32 / (1u64 << 53) as f32 - 0.5) * 0.01).collect()
     } else {
         match cache.and_then(|c| c.read(&distilled_file)).and_then(|b| ciborium::from_reader::<QuantMatrix, _>(b.as_slice()).ok()) {
         Some(q) if q.rows == vocab && q.cols == dim => (0..vocab).flat_map(|r| q.dequantize_row(r).unwrap_or_else(|| vec![0.0; dim])).collect(),
         _ => {
-            let rows = distill(encoder, vocab)?;
+            // Training always starts from the int8 form, fresh or cached, so a cold and a warm
+            // build train the same table.
+            let q = QuantMatrix::quantize(vocab, dim, &distill(encoder, vocab)?);
             if let Some(c) = cache {
                 let mut bytes = Vec::new();
-                if ciborium::into_writer(&QuantMatrix::quantize(vocab, dim, &rows), &mut bytes).is_ok() {
+                if ciborium::into_writer(&q, &mut bytes).is_ok() {
                     c.write(&distilled_file, &bytes);
                 }
             }
             log(&format!("lite table: distilled {vocab} token rows in {:.1} s", started.elapsed().as_secs_f64()));
-            rows
+            (0..vocab).flat_map(|r| q.dequantize_row(r).unwrap_or_else(|| vec![0.0; dim])).collect()
         }
     }
     };
