@@ -57,6 +57,15 @@ enum Command {
         /// Fail when MRR is below this.
         #[arg(long, default_value_t = 0.0)]
         min_mrr: f64,
+        /// Fail when the lite profile's hybrid recall@5 is below this (with a model).
+        #[arg(long, default_value_t = 0.0)]
+        min_lite_recall_at_5: f64,
+        /// Fail when the lite profile's hybrid recall@20 is below this.
+        #[arg(long, default_value_t = 0.0)]
+        min_lite_recall_at_20: f64,
+        /// Fail when the lite profile's hybrid MRR is below this.
+        #[arg(long, default_value_t = 0.0)]
+        min_lite_mrr: f64,
         /// Also run the tuning grid (BM25 field boosts, then RRF k / weights / truncation)
         /// and the coverage-threshold calibration, and print them in full.
         #[arg(long)]
@@ -142,13 +151,34 @@ struct DenseArgs {
     /// Add the HNSW (`ann`) shard from this many sections on; 0 forces it (README, "ANN").
     #[arg(long, value_name = "SECTIONS", default_value_t = wikantik::ann::ANN_THRESHOLD)]
     ann_threshold: usize,
+    /// Query-encoder profile recorded in the manifest: `quality` (the model embeds queries)
+    /// or `lite` (a static token table trained into the model's space on this wiki; the
+    /// index carries the table instead of the model). Section vectors are the same.
+    #[arg(long, value_enum, default_value_t = Profile::Quality)]
+    profile: Profile,
+    /// Cache of trained lite tables, keyed by everything they depend on.
+    #[arg(long, value_name = "DIR", default_value = ".cache/lite-tables")]
+    lite_cache: PathBuf,
+}
+
+/// The query-encoder profiles (`wikantik::dense::PROFILE_*`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum Profile {
+    Quality,
+    Lite,
 }
 
 /// Compile `sources`, with vectors when a model is configured.
 fn compile_index(sources: Vec<wikantik::compile::SourcePage>, options: &CompileOptions, dense: &DenseArgs, bar: &ProgressBar, progress: &mut dyn FnMut(Stage, usize, usize)) -> Result<wikantik::compile::CompiledIndex> {
     use wikantik::compile::{compile_with_vectors, VectorBuild};
     use wikantik_index_builder::embed::{embed_with_encoder, load_model, model_path, EmbeddingCache};
+    use wikantik_index_builder::lite::{train_table, TableCache, TrainConfig};
     let Some(path) = model_path(dense.model.clone()) else {
+        if dense.profile == Profile::Lite {
+            return Err(wikantik_index_builder::error::BuildError::Invalid(
+                "--profile lite trains its table from the model's vectors: give --model (or WIKANTIK_MODEL)".into(),
+            ));
+        }
         return Ok(compile(sources, options, progress)?);
     };
     let (model, model_id) = load_model(&path)?;
@@ -165,12 +195,20 @@ fn compile_index(sources: Vec<wikantik::compile::SourcePage>, options: &CompileO
         }
         Ok(vectors)
     };
+    let table_cache = TableCache::new(&dense.lite_cache, &model_id);
+    let train_lite = |training: &wikantik::compile::LiteTraining<'_>| -> wikantik::Result<wikantik::encoder::lite::StaticTableShard> {
+        train_table(&model, &model_id, &encoder, training, &cache, Some(&table_cache), &TrainConfig::default(), &|line| {
+            bar.suspend(|| eprintln!("{line}"))
+        })
+        .map_err(|e| wikantik::Error::Encoder(e.to_string()))
+    };
     let build = VectorBuild {
         model: &model,
         model_id: model_id.clone(),
         contextual: !dense.plain_text,
-        thresholds: wikantik::dense::MINILM_THRESHOLDS,
+        thresholds: if dense.profile == Profile::Lite { wikantik::dense::MINILM_LITE_THRESHOLDS } else { wikantik::dense::MINILM_THRESHOLDS },
         embed: &embed,
+        lite: (dense.profile == Profile::Lite).then_some(&train_lite as &wikantik::compile::TrainLiteFn<'_>),
     };
     let compiled = compile_with_vectors(sources, options, Some(&build), progress)?;
     if let Ok(Some(s)) = stats.lock().map(|s| *s) {
@@ -190,10 +228,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build { wiki, out, keep_builds, lenient, quiet, dense } => build(&wiki, &out, keep_builds, lenient, quiet, &dense),
-        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr, grid, dump_rankings, dense } => evaluate(
+        Command::Eval { wiki, queries, min_recall_at_5, min_recall_at_20, min_mrr, min_lite_recall_at_5, min_lite_recall_at_20, min_lite_mrr, grid, dump_rankings, dense } => evaluate(
             &wiki,
             &queries,
             Floors { recall_at_5: min_recall_at_5, recall_at_20: min_recall_at_20, mrr: min_mrr },
+            Floors { recall_at_5: min_lite_recall_at_5, recall_at_20: min_lite_recall_at_20, mrr: min_lite_mrr },
             grid,
             dump_rankings.as_deref(),
             &dense,
@@ -263,8 +302,14 @@ fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, leni
     println!("  citations  {:>8}", s.citations);
     match &m.dense {
         Some(d) => println!(
-            "  vectors    {:>8}  ({} profile, {}, {} text; coverage strong ≥ {}, partial ≥ {})",
-            d.vectors, d.profile, d.model_id, d.text_format, d.thresholds.strong_similarity, d.thresholds.partial_similarity
+            "  vectors    {:>8}  ({} profile{}, {}, {} text; coverage strong ≥ {}, partial ≥ {})",
+            d.vectors,
+            d.profile,
+            d.encoder_id.as_ref().map(|e| format!(" with {e}")).unwrap_or_default(),
+            d.model_id,
+            d.text_format,
+            d.thresholds.strong_similarity,
+            d.thresholds.partial_similarity
         ),
         None => println!("  vectors    {:>8}  (no model: lexical-only index)", 0),
     }
@@ -308,86 +353,140 @@ fn exact_view(compiled: &wikantik::compile::CompiledIndex) -> Result<wikantik::r
     Ok(pollster::block_on(IndexReader::open_at(store, pointer, std::sync::Arc::new(ShardCache::new(1 << 30))))?)
 }
 
-fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, run_grid: bool, dump: Option<&std::path::Path>, dense: &DenseArgs) -> Result<()> {
+fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, lite_floors: Floors, run_grid: bool, dump: Option<&std::path::Path>, dense: &DenseArgs) -> Result<()> {
     use wikantik::bundle::{BundleConfig, RetrievalMode};
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
     use wikantik_index_builder::eval;
 
     let queries = eval::read_queries(queries)?;
     let (sources, _, _) = source::read_wiki(wiki)?;
-    let started = Instant::now();
-    let options = CompileOptions { entity_sidecar: source::read_entity_sidecar(wiki)?, ann_threshold: dense.ann_threshold, ..CompileOptions::default() };
-    let compiled = compile_index(sources, &options, dense, &ProgressBar::hidden(), &mut |_, _, _| {})?;
-    println!(
-        "Indexed {} pages, {} sections{} in {:.1} s",
-        compiled.manifest.stats.pages,
-        compiled.manifest.stats.sections,
-        compiled.manifest.dense.as_ref().map(|d| format!(" with {} vectors ({}, {} text)", d.vectors, d.model_id, d.text_format)).unwrap_or_default(),
-        started.elapsed().as_secs_f64()
-    );
-    let store = MemoryStore::from_compiled(&compiled);
-    let reader = pollster::block_on(IndexReader::open(store, std::sync::Arc::new(ShardCache::new(1 << 30))))?;
+    let has_model = wikantik_index_builder::embed::model_path(dense.model.clone()).is_some();
+    // Both profiles when there is a model (the lite index reuses the cached section vectors).
+    let profiles: &[Profile] = if has_model { &[Profile::Quality, Profile::Lite] } else { &[Profile::Quality] };
     let config = BundleConfig::default();
+    let mut summary = Vec::new();
+    let mut failures = Vec::new();
+    for &profile in profiles {
+        let started = Instant::now();
+        let args = DenseArgs { profile, ..dense.clone() };
+        let options = CompileOptions { entity_sidecar: source::read_entity_sidecar(wiki)?, ann_threshold: dense.ann_threshold, ..CompileOptions::default() };
+        let compiled = compile_index(sources.clone(), &options, &args, &ProgressBar::hidden(), &mut |_, _, _| {})?;
+        println!(
+            "Indexed {} pages, {} sections{} in {:.1} s",
+            compiled.manifest.stats.pages,
+            compiled.manifest.stats.sections,
+            compiled
+                .manifest
+                .dense
+                .as_ref()
+                .map(|d| format!(" with {} vectors ({}, {} text; {} profile{})", d.vectors, d.model_id, d.text_format, d.profile, d.encoder_id.as_ref().map(|e| format!(", {e}")).unwrap_or_default()))
+                .unwrap_or_default(),
+            started.elapsed().as_secs_f64()
+        );
+        let store = MemoryStore::from_compiled(&compiled);
+        let reader = pollster::block_on(IndexReader::open(store, std::sync::Arc::new(ShardCache::new(1 << 30))))?;
 
-    // Encoder time per query, natively (one thread; the encoder is built before timing).
-    if let Some(encoder) = pollster::block_on(wikantik::dense::query_encoder(&reader))? {
-        let mut times: Vec<f64> = queries
-            .iter()
-            .map(|q| {
-                let t = Instant::now();
-                let _ = encoder.embed(&q.query);
-                t.elapsed().as_secs_f64() * 1000.0
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-        println!("query encoder (native, one thread, wall): p50 {:.2} ms, mean {:.2} ms over {} queries", times[times.len() / 2], mean, times.len());
-    }
+        // Encoder CPU time per query, natively (one thread; the encoder is built before timing).
+        let mut encoder_ms = None;
+        if let Some(encoder) = pollster::block_on(wikantik::dense::query_encoder(&reader))? {
+            let mut times: Vec<f64> = queries
+                .iter()
+                .map(|q| {
+                    let t = thread_cpu_ms();
+                    let _ = encoder.embed(&q.query);
+                    thread_cpu_ms() - t
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+            let p50 = times.get(times.len() / 2).copied().unwrap_or(0.0);
+            println!("query encoder, {} profile (native, one thread, CPU): p50 {p50:.3} ms, mean {mean:.3} ms over {} queries", encoder.profile(), times.len());
+            encoder_ms = Some(p50);
+        }
 
-    let mut reports = Vec::new();
-    for mode in [RetrievalMode::Lexical, RetrievalMode::Dense, RetrievalMode::Hybrid] {
-        reports.push(pollster::block_on(eval::evaluate(&reader, &queries, mode, &config))?);
-    }
-    println!("{}", eval::render(&queries, &reports));
+        let mut reports = Vec::new();
+        for mode in [RetrievalMode::Lexical, RetrievalMode::Dense, RetrievalMode::Hybrid] {
+            reports.push(pollster::block_on(eval::evaluate(&reader, &queries, mode, &config))?);
+        }
+        println!("{}", eval::render(&queries, &reports));
 
-    // With an `ann` shard: how the graph compares with the exact scan over the same vectors
-    // (candidate recall at the answer and bundle depths, then page-level figures).
-    let depths = [20, config.candidates];
-    if let Some(ann) = pollster::block_on(eval::ann_report(&reader, &queries, &depths))? {
-        let exact_reader = exact_view(&compiled)?;
-        let (mut with_ann, mut exact) = (Vec::new(), Vec::new());
-        for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
-            with_ann.extend(reports.iter().find(|r| r.mode == mode).cloned());
-            exact.push(pollster::block_on(eval::evaluate(&exact_reader, &queries, mode, &config))?);
+        // With an `ann` shard: how the graph compares with the exact scan over the same vectors
+        // (candidate recall at the answer and bundle depths, then page-level figures).
+        let depths = [20, config.candidates];
+        if let Some(ann) = pollster::block_on(eval::ann_report(&reader, &queries, &depths))? {
+            let exact_reader = exact_view(&compiled)?;
+            let (mut with_ann, mut exact) = (Vec::new(), Vec::new());
+            for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
+                with_ann.extend(reports.iter().find(|r| r.mode == mode).cloned());
+                exact.push(pollster::block_on(eval::evaluate(&exact_reader, &queries, mode, &config))?);
+            }
+            println!("{}", eval::render_ann(&ann, &with_ann, &exact));
         }
-        println!("{}", eval::render_ann(&ann, &with_ann, &exact));
-    }
+        if let (Some(path), Profile::Quality) = (dump, profile) {
+            pollster::block_on(eval::dump_rankings(&reader, &queries, &config, path))?;
+            println!("raw rankings written to {}", path.display());
+        }
 
-    if run_grid {
-        run_tuning_grid(&reader, &queries, &config, &reports)?;
-    }
-    if let Some(path) = dump {
-        pollster::block_on(eval::dump_rankings(&reader, &queries, &config, path))?;
-        println!("raw rankings written to {}", path.display());
-    }
+        if run_grid && profile == Profile::Quality {
+            run_tuning_grid(&reader, &queries, &config, &reports)?;
+        } else if run_grid {
+            println!("lite profile: coverage calibration of the static table's cosines");
+            run_calibration(&reader, &config, &reports)?;
+        }
 
-    let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
-    if let Some(r) = gated {
-        let mut failures = Vec::new();
-        if r.recall_at_5 < floors.recall_at_5 {
-            failures.push(format!("recall@5 {:.3} < floor {:.3}", r.recall_at_5, floors.recall_at_5));
+        let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
+        let floors = if profile == Profile::Lite { &lite_floors } else { &floors };
+        if let Some(r) = gated {
+            let name = if profile == Profile::Lite { "lite " } else { "" };
+            if r.recall_at_5 < floors.recall_at_5 {
+                failures.push(format!("{name}recall@5 {:.3} < floor {:.3}", r.recall_at_5, floors.recall_at_5));
+            }
+            if r.recall_at_20 < floors.recall_at_20 {
+                failures.push(format!("{name}recall@20 {:.3} < floor {:.3}", r.recall_at_20, floors.recall_at_20));
+            }
+            if r.mrr < floors.mrr {
+                failures.push(format!("{name}MRR {:.3} < floor {:.3}", r.mrr, floors.mrr));
+            }
         }
-        if r.recall_at_20 < floors.recall_at_20 {
-            failures.push(format!("recall@20 {:.3} < floor {:.3}", r.recall_at_20, floors.recall_at_20));
+        summary.push((profile, encoder_ms, reports));
+    }
+    if has_model {
+        println!("summary by profile (hybrid gated; encoder = native CPU per query, p50):");
+        println!("{:<8} {:<8} {:>9} {:>10} {:>7} {:>12}", "profile", "mode", "recall@5", "recall@20", "MRR", "encoder ms");
+        for (profile, encoder_ms, reports) in &summary {
+            for r in reports {
+                let enc = if r.mode == RetrievalMode::Lexical { "-".to_string() } else { encoder_ms.map_or("-".into(), |m| format!("{m:.3}")) };
+                println!(
+                    "{:<8} {:<8} {:>9.3} {:>10.3} {:>7.3} {:>12}",
+                    format!("{profile:?}").to_lowercase(),
+                    format!("{:?}", r.mode).to_lowercase(),
+                    r.recall_at_5,
+                    r.recall_at_20,
+                    r.mrr,
+                    enc
+                );
+            }
         }
-        if r.mrr < floors.mrr {
-            failures.push(format!("MRR {:.3} < floor {:.3}", r.mrr, floors.mrr));
-        }
-        if !failures.is_empty() {
-            return Err(wikantik_index_builder::error::BuildError::Invalid(format!("retrieval quality regressed: {}", failures.join("; "))));
-        }
+    }
+    if !failures.is_empty() {
+        return Err(wikantik_index_builder::error::BuildError::Invalid(format!("retrieval quality regressed: {}", failures.join("; "))));
     }
     Ok(())
+}
+
+
+/// CPU time of the calling thread in milliseconds (wall time where there is no such clock).
+fn thread_cpu_ms() -> f64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes into the timespec we own.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as f64 * 1000.0 + ts.tv_nsec as f64 / 1e6;
+        }
+    }
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1000.0
 }
 
 fn new_key(scopes: &str, principals: &str, label: Option<&str>) -> Result<()> {
@@ -420,8 +519,7 @@ fn run_tuning_grid<S: wikantik::reader::ShardStore>(
     base: &wikantik::bundle::BundleConfig,
     reports: &[wikantik_index_builder::eval::ModeReport],
 ) -> Result<()> {
-    use wikantik::access::Caller;
-    use wikantik::bundle::{ranked_sections, RetrievalMode};
+    use wikantik::bundle::RetrievalMode;
     use wikantik_index_builder::eval;
 
     let mut boosts = Vec::new();
@@ -473,6 +571,18 @@ fn run_tuning_grid<S: wikantik::reader::ShardStore>(
     let rows = pollster::block_on(eval::grid(reader, queries, RetrievalMode::Hybrid, fusion))?;
     println!("{}", eval::render_grid("grid 2: fusion method and parameters (hybrid mode, boosts from grid 1)", &rows));
 
+    run_calibration(reader, base, reports)
+}
+
+/// The coverage-threshold calibration (`eval::calibrate`) of this index's query encoder.
+fn run_calibration<S: wikantik::reader::ShardStore>(
+    reader: &wikantik::reader::IndexReader<S>,
+    base: &wikantik::bundle::BundleConfig,
+    reports: &[wikantik_index_builder::eval::ModeReport],
+) -> Result<()> {
+    use wikantik::access::Caller;
+    use wikantik::bundle::{ranked_sections, RetrievalMode};
+    use wikantik_index_builder::eval;
     let caller = Caller::anonymous();
     let mut off_topic = Vec::new();
     for q in eval::OFF_TOPIC_QUERIES {

@@ -16,7 +16,8 @@ use crate::catalog::{assign_page_keys, PageRecord, PageTable};
 use crate::chunk::{chunk_body, ChunkerConfig};
 use crate::citation::{grade, parse_citations, CitationStatus};
 use crate::coverage::CoverageThresholds;
-use crate::dense::{contextual_text, page_card_text, DenseInfo, VectorPartition, CARD_TEXT, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
+use crate::dense::{contextual_text, page_card_text, DenseInfo, VectorPartition, CARD_TEXT, PROFILE_LITE, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
+use crate::encoder::lite::StaticTableShard;
 use crate::encoder::ModelShard;
 use crate::error::{Error, Result};
 use crate::graph::PageGraph;
@@ -240,11 +241,70 @@ pub struct VectorBuild<'a> {
     /// Coverage thresholds calibrated for this model, recorded in the manifest.
     pub thresholds: CoverageThresholds,
     pub embed: &'a EmbedFn<'a>,
+    /// `None`: the `quality` profile (the model shard is the query encoder). `Some`: the
+    /// `lite` profile — this trains the static table from the build's own texts and vectors,
+    /// and the index carries the table instead of the model.
+    pub lite: Option<&'a TrainLiteFn<'a>>,
 }
 
 /// Target entries per `rdf-triples` partition: a predicate with more is alone in its
 /// partition, smaller ones are packed together up to this many (12 bytes an entry).
 pub const RDF_PARTITION_ENTRIES: usize = 2048;
+
+/// What the lite profile's table is trained on: corpus texts only.
+pub struct LiteTraining<'a> {
+    /// The embedder inputs of every section, then of every page card, in build order.
+    pub inputs: &'a [String],
+    /// Their vectors from the model (`inputs.len()` rows, L2-normalised).
+    pub vectors: &'a [Vec<f32>],
+    /// Short corpus texts, sorted and unique: page titles, summaries, cluster names, heading
+    /// texts and the first sentences of each section (the trainer embeds them with the model).
+    pub short_texts: Vec<String>,
+}
+
+/// How many sentences of each section become lite training texts.
+const LITE_SENTENCES_PER_SECTION: usize = 2;
+
+/// The first `n` prose sentences of a section (4–30 words; list markers and headings
+/// stripped; code, tables and quotes skipped): query-length training texts for the lite table.
+fn leading_sentences(text: &str, n: usize) -> impl Iterator<Item = &str> {
+    let mut in_code = false;
+    text.lines()
+        .filter(move |line| {
+            let t = line.trim_start();
+            if t.starts_with("```") || t.starts_with("~~~") {
+                in_code = !in_code;
+                return false;
+            }
+            !in_code && !line.starts_with("    ") && !t.starts_with('|') && !t.starts_with('>') && !t.starts_with('#')
+        })
+        .flat_map(split_sentences)
+        .map(|s| s.trim().trim_start_matches(['-', '*', '+']).trim())
+        .filter(|s| (4..=30).contains(&s.split_whitespace().count()))
+        .take(n)
+}
+
+/// A line cut after every `.`, `?` or `!` that ends a word (followed by a space or the end),
+/// so `current.json` or `3.5` stay whole.
+fn split_sentences(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at_end = chars.peek().is_none_or(|(_, next)| next.is_whitespace());
+        if matches!(c, '.' | '?' | '!') && at_end {
+            out.push(&line[start..i + c.len_utf8()]);
+            start = i + c.len_utf8();
+        }
+    }
+    if start < line.len() {
+        out.push(&line[start..]);
+    }
+    out
+}
+
+/// Trains the lite profile's static table (index-builder `lite::train_table`).
+pub type TrainLiteFn<'a> = dyn Fn(&LiteTraining<'_>) -> Result<StaticTableShard> + 'a;
 
 /// Compile source pages into shards and a manifest (lexical only: no vectors).
 pub fn compile(
@@ -466,6 +526,7 @@ pub fn compile_with_vectors(
     let (lexical_stats, entries) = builder.finish();
 
     // 8b. Section embeddings (all sections at once, so the embedder can use every core).
+    let mut lite_table: Option<StaticTableShard> = None;
     let embeddings: Option<(Vec<Vec<Vec<f32>>>, Vec<Vec<f32>>)> = match vectors {
         None => None,
         Some(v) => {
@@ -484,10 +545,26 @@ pub fn compile_with_vectors(
             for r in &records {
                 inputs.push(page_card_text(&r.title, r.clusters.first().map(String::as_str), &r.summary, &r.tags));
             }
-            let mut flat = (v.embed)(&inputs)?.into_iter();
-            if flat.len() != inputs.len() {
-                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections and page cards", flat.len(), inputs.len())));
+            let all = (v.embed)(&inputs)?;
+            if all.len() != inputs.len() {
+                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections and page cards", all.len(), inputs.len())));
             }
+            if let Some(train) = v.lite {
+                let mut short = BTreeSet::new();
+                for (i, r) in records.iter().enumerate() {
+                    short.insert(r.title.trim().to_string());
+                    short.insert(r.summary.trim().to_string());
+                    short.extend(r.clusters.iter().map(|c| c.trim().to_string()));
+                    for chunk in &chunks[i] {
+                        short.extend(chunk.heading_path.iter().map(|h| h.trim().to_string()));
+                        short.extend(leading_sentences(&chunk.text, LITE_SENTENCES_PER_SECTION).map(str::to_string));
+                    }
+                }
+                short.remove("");
+                let training = LiteTraining { inputs: &inputs, vectors: &all, short_texts: short.into_iter().collect() };
+                lite_table = Some(train(&training)?);
+            }
+            let mut flat = all.into_iter();
             progress(Stage::Embed, 1, 1);
             let sections: Vec<Vec<Vec<f32>>> = chunks.iter().map(|c| flat.by_ref().take(c.len()).collect()).collect();
             Some((sections, flat.collect::<Vec<_>>()))
@@ -553,8 +630,17 @@ pub fn compile_with_vectors(
         shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
         tick(progress);
     }
-    if let Some(v) = vectors {
-        shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?);
+    let mut encoder_id = None;
+    match (vectors, &lite_table) {
+        (Some(_), Some(table)) => {
+            let shard = encode_shard(ShardKind::StaticEncoder, 0, table, None, None)?;
+            encoder_id = Some(format!("{}@{}", table.name, &shard.entry.sha256[..16]));
+            shards.push(shard);
+        }
+        (Some(v), None) => shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?),
+        (None, _) => {}
+    }
+    if vectors.is_some() {
         // The HNSW graph over the rows in partition (= manifest) order.
         let rows: usize = vector_partitions.iter().map(|p| p.keys.len()).sum();
         if rows > 0 && rows >= options.ann_threshold {
@@ -618,8 +704,9 @@ pub fn compile_with_vectors(
     )?;
     if let Some(v) = vectors {
         manifest = manifest.with_dense(DenseInfo {
-            profile: PROFILE_QUALITY.into(),
+            profile: if lite_table.is_some() { PROFILE_LITE } else { PROFILE_QUALITY }.into(),
             model_id: v.model_id.clone(),
+            encoder_id,
             dim: v.model.dim as u32,
             text_format: if v.contextual { TEXT_CONTEXTUAL } else { TEXT_PLAIN }.into(),
             vectors: section_count,
@@ -779,4 +866,18 @@ fn resolve_canonical_ids(pages: &[ParsedPage], warnings: &mut Vec<BuildWarning>)
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod lite_training_tests {
+    use super::leading_sentences;
+
+    #[test]
+    fn leading_sentences_skip_code_tables_and_fragments() {
+        let text = "## Heading words are not prose here\n```\nlet code = 1; // not a sentence at all, skipped\n```\n\
+                    | a | table | row | here |\n- Roll back by pointing current.json at the old build. Short one.\n\
+                    Why does the edge keep serving the old index? It caches the pointer.\nA third sentence is never reached here.";
+        let got: Vec<&str> = leading_sentences(text, 2).collect();
+        assert_eq!(got, vec!["Roll back by pointing current.json at the old build.", "Why does the edge keep serving the old index?"]);
+    }
 }

@@ -1,15 +1,17 @@
 //! Dense retrieval: section candidates by cosine similarity to the query.
 //!
 //! An index built with an embedding model carries
-//! - one `model` shard (the query encoder, [`crate::encoder::ModelShard`]);
+//! - the query encoder of its profile: one `model` shard ([`crate::encoder::ModelShard`],
+//!   profile `quality`) or one `static-encoder` shard (a static token table trained into the
+//!   model's space, [`crate::encoder::lite`], profile `lite`: same section vectors, no model);
 //! - `vectors` shards partitioned by page range exactly like `sections` (so editing one page
 //!   rewrites one vectors shard), each holding its sections' L2-normalised embeddings as int8
 //!   codes with one f32 scale per dimension ([`VectorPartition`]);
 //! - a [`DenseInfo`] block in the manifest: encoder profile, model id, the document-text
 //!   format and the coverage thresholds calibrated for this model (CONTRACT §3.10).
 //!
-//! At query time [`dense_candidates`] builds the [`Encoder`] once per instance (cached in the
-//! [`crate::reader::ShardCache`] under the model shard's hash), embeds the query, and scores
+//! At query time [`dense_candidates`] builds the profile's [`QueryEncoder`] once per instance
+//! (cached in the [`crate::reader::ShardCache`] under its shard's hash), embeds the query, and scores
 //! every section exactly: per partition the query is folded with the partition's scales,
 //! quantized to i16, and multiplied against the int8 codes with the encoder's i16×i8 kernels
 //! (AVX2 natively, `simd128` in WASM). Ties are broken by section key.
@@ -27,6 +29,8 @@ use serde::{Deserialize, Serialize};
 use crate::coverage::CoverageThresholds;
 use crate::encoder::kernels::{dot4_i16_i8, i16_activation_limit, quantize_row_i16};
 #[cfg(feature = "dense")]
+use crate::encoder::lite::{StaticEncoder, StaticTableShard};
+#[cfg(feature = "dense")]
 use crate::encoder::{Encoder, ModelShard};
 use crate::encoder::{F32Bytes, I8Bytes};
 use crate::error::{Error, Result};
@@ -36,6 +40,9 @@ use crate::shard::ShardKind;
 
 /// The encoder profile that embeds queries with the full transformer.
 pub const PROFILE_QUALITY: &str = "quality";
+/// The encoder profile that embeds queries with a static token table trained into the
+/// transformer's space ([`crate::encoder::lite`]); documents keep the transformer's vectors.
+pub const PROFILE_LITE: &str = "lite";
 
 /// Document-text format: REFERENCE §2.3 contextual prefix (page, cluster, heading path,
 /// summary) before the chunk text.
@@ -49,10 +56,14 @@ pub const CARD_TEXT: &str = "card-v1";
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DenseInfo {
-    /// Query-encoder profile ([`PROFILE_QUALITY`]).
+    /// Query-encoder profile ([`PROFILE_QUALITY`] or [`PROFILE_LITE`]).
     pub profile: String,
     /// `<model name>@<sha256 of the model's CBOR, 16 hex>`: what the vectors were made with.
     pub model_id: String,
+    /// The lite profile's query encoder: `<table name>@<sha256 of its shard, 16 hex>`
+    /// (absent for `quality`, whose query encoder is the model itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder_id: Option<String>,
     pub dim: u32,
     /// How section text was turned into embedder input ([`TEXT_CONTEXTUAL`] or [`TEXT_PLAIN`]).
     pub text_format: String,
@@ -72,6 +83,13 @@ pub struct DenseInfo {
 /// below 0.45 (max 0.431), so `partial` = 0.45; at 0.75 every query's top page was right
 /// (at 0.70 only 7 of 9), so `strong` = 0.75.
 pub const MINILM_THRESHOLDS: CoverageThresholds = CoverageThresholds { strong_similarity: 0.75, partial_similarity: 0.45 };
+
+/// Coverage thresholds for the lite profile (a static table trained into MiniLM's space,
+/// queried against MiniLM's section vectors), calibrated the same way (`index-builder eval
+/// --grid`, lite section): its off-topic top cosines reach 0.590 (static embeddings separate
+/// topics less sharply), so `partial` = 0.60; at 0.75 5 of 6 queries had the right top page
+/// and all 6 were in the first 5, so `strong` = 0.75.
+pub const MINILM_LITE_THRESHOLDS: CoverageThresholds = CoverageThresholds { strong_similarity: 0.75, partial_similarity: 0.60 };
 
 /// The embedder input for one section (REFERENCE §2.3):
 /// `Page: {title} | Cluster: {cluster} | Section: {h1 > h2 …}`, then `\nSummary: {summary}`
@@ -265,13 +283,55 @@ pub fn top_k(mut scored: Vec<(SectionKey, f32)>, limit: usize) -> Vec<(SectionKe
     scored
 }
 
+/// The query encoder of an index, by profile.
 #[cfg(feature = "dense")]
-/// The query encoder of this index, built once per instance and cached under the model
-/// shard's hash. `Ok(None)` when the index has no model.
-pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<Encoder>>> {
-    let Some(entry) = reader.manifest().shards_of(ShardKind::Model).next() else { return Ok(None) };
-    let encoder = reader.load_derived::<ModelShard, Encoder>(entry, "encoder", Encoder::from_shard).await?;
-    Ok(Some(encoder))
+#[derive(Clone)]
+pub enum QueryEncoder {
+    /// The transformer (the `model` shard).
+    Quality(std::sync::Arc<Encoder>),
+    /// The static table (the `static-encoder` shard); the model shard is never loaded.
+    Lite(std::sync::Arc<StaticEncoder>),
+}
+
+#[cfg(feature = "dense")]
+impl QueryEncoder {
+    /// The L2-normalised embedding of `text`.
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        match self {
+            QueryEncoder::Quality(e) => e.embed(text),
+            QueryEncoder::Lite(e) => e.embed(text),
+        }
+    }
+
+    /// The profile this encoder serves ([`PROFILE_QUALITY`] or [`PROFILE_LITE`]).
+    pub fn profile(&self) -> &'static str {
+        match self {
+            QueryEncoder::Quality(_) => PROFILE_QUALITY,
+            QueryEncoder::Lite(_) => PROFILE_LITE,
+        }
+    }
+}
+
+/// The query encoder of this index for the manifest's profile, built once per instance and
+/// cached under its shard's hash. `Ok(None)` when the index has no vectors or lacks the
+/// profile's shard; an unknown profile is an error.
+#[cfg(feature = "dense")]
+pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<QueryEncoder>> {
+    let profile = reader.manifest().dense.as_ref().map_or(PROFILE_QUALITY, |d| d.profile.as_str());
+    match profile {
+        PROFILE_QUALITY => {
+            let Some(entry) = reader.manifest().shards_of(ShardKind::Model).next() else { return Ok(None) };
+            let encoder = reader.load_derived::<ModelShard, Encoder>(entry, "encoder", Encoder::from_shard).await?;
+            Ok(Some(QueryEncoder::Quality(encoder)))
+        }
+        PROFILE_LITE => {
+            let Some(entry) = reader.manifest().shards_of(ShardKind::StaticEncoder).next() else { return Ok(None) };
+            let encoder =
+                reader.load_derived::<StaticTableShard, StaticEncoder>(entry, "static-encoder", StaticEncoder::from_shard).await?;
+            Ok(Some(QueryEncoder::Lite(encoder)))
+        }
+        other => Err(Error::Invalid(format!("unknown query-encoder profile '{other}' in the manifest"))),
+    }
 }
 
 /// The `limit` sections most similar to `query`, best first, with their cosine; `Ok(None)`

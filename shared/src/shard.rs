@@ -55,12 +55,16 @@ pub enum ShardKind {
     /// Dense section vectors, int8 with per-dimension scales, partitioned by page range like
     /// `sections` (present only when the build had an embedding model).
     Vectors,
-    /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`).
+    /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`
+    /// and the `quality` profile).
     Model,
     /// HNSW graph over the `vectors` rows (`ann::AnnShard`), one shard; only in builds with at
     /// least `CompileOptions::ann_threshold` sections. Its presence switches dense retrieval
     /// from the exact scan to the graph search.
     Ann,
+    /// The lite profile's static token table (`encoder::lite::StaticTableShard`), one shard
+    /// (only with `vectors` and the `lite` profile).
+    StaticEncoder,
 }
 
 impl ShardKind {
@@ -80,6 +84,7 @@ impl ShardKind {
             ShardKind::Vectors => "vectors",
             ShardKind::Model => "model",
             ShardKind::Ann => "ann",
+            ShardKind::StaticEncoder => "static-encoder",
         }
     }
 }

@@ -60,6 +60,7 @@ pub fn compile_dir_with_vectors(dir: &Path) -> CompiledIndex {
         contextual: false,
         thresholds: wikantik::dense::MINILM_THRESHOLDS,
         embed: &embed,
+        lite: None,
     };
     compile_with_vectors(pages, &CompileOptions::default(), Some(&build), &mut |_, _, _| {}).expect("compile")
 }

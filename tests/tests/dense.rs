@@ -72,6 +72,7 @@ fn build_with(model: &ModelShard, model_id: &str, encoder: &Encoder, edit: Optio
         contextual: true,
         thresholds: wikantik::dense::MINILM_THRESHOLDS,
         embed: &embed,
+        lite: None,
     };
     let index = compile_with_vectors(sources(edit), &options, Some(&build), &mut |_, _, _| {}).expect("compile");
     let stats = *stats.lock().unwrap();
@@ -212,4 +213,71 @@ fn a_corrupt_ann_shard_is_reported_by_name() {
     let response = block_on(handle(Ok(&reader), &request, &config));
     let text = String::from_utf8_lossy(&response.body);
     assert!(text.contains("index unavailable") && text.contains(&entry.name), "{text}");
+}
+
+/// The lite profile end to end: the build trains a static table into the model's space (here
+/// from noise and on the section texts only, so that the unoptimised test build does not run
+/// the model over the whole vocabulary), the index carries the table instead of the model,
+/// and dense and hybrid bundles are answered from the same section vectors.
+#[test]
+fn a_lite_index_answers_without_the_model_shard() {
+    use wikantik::encoder::lite::StaticTableShard;
+    use wikantik_index_builder::lite::{train_table, TableCache, TrainConfig};
+    let Some((model, model_id)) = model() else { return };
+    let encoder = Encoder::from_shard(model.clone()).expect("encoder");
+    let cache = EmbeddingCache::new(&repo_root().join("target/test-embeddings"), &model_id);
+    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> {
+        Ok(embed_with_encoder(&encoder, texts, Some(&cache), &|_, _| {}).map_err(|e| wikantik::Error::Encoder(e.to_string()))?.0)
+    };
+    let config = TrainConfig { distill: false, short_texts: false, epochs: 40, learning_rate: 0.01, batch: 8, holdout: 0, ..TrainConfig::default() };
+    let trained = std::sync::Mutex::new(0usize);
+    let train = |training: &wikantik::compile::LiteTraining<'_>| -> wikantik::Result<StaticTableShard> {
+        *trained.lock().unwrap() += 1;
+        assert_eq!(training.inputs.len(), training.vectors.len());
+        assert!(training.short_texts.iter().any(|t| t == "Roll back a bad build"), "titles are short texts: {:?}", training.short_texts);
+        train_table(&model, &model_id, &encoder, training, &cache, None::<&TableCache>, &config, &|_| {}).map_err(|e| wikantik::Error::Encoder(e.to_string()))
+    };
+    let build = VectorBuild {
+        model: &model,
+        model_id: model_id.clone(),
+        contextual: true,
+        thresholds: wikantik::dense::MINILM_THRESHOLDS,
+        embed: &embed,
+        lite: Some(&train),
+    };
+    let index = compile_with_vectors(sources(None), &CompileOptions::default(), Some(&build), &mut |_, _, _| {}).expect("compile");
+    assert_eq!(*trained.lock().unwrap(), 1);
+
+    let dense = index.manifest.dense.as_ref().expect("dense block");
+    assert_eq!(dense.profile, "lite");
+    assert_eq!(dense.model_id, model_id, "the vectors are still the model's");
+    let encoder_id = dense.encoder_id.as_deref().expect("the table's id is recorded");
+    let table = index.manifest.shards_of(ShardKind::StaticEncoder).next().expect("static-encoder shard");
+    assert_eq!(encoder_id, format!("wikantik/minilm-static@{}", &table.sha256[..16]));
+    assert_eq!(index.manifest.shards_of(ShardKind::Model).count(), 0, "no model shard in a lite index");
+
+    // The store holds no model at all: answering must not need it.
+    let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
+    let query_encoder = block_on(wikantik::dense::query_encoder(&reader)).expect("encoder").expect("lite encoder");
+    assert_eq!(query_encoder.profile(), "lite");
+    for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
+        let b = bundle(&reader, "roll back a bad build", mode);
+        assert_eq!(b.sections[0].slug, "RollBackABadBuild", "{mode:?}: {:?}", b.sections.iter().map(|s| &s.slug).collect::<Vec<_>>());
+        assert!(b.coverage.top_similarity > 0.3 && b.coverage.top_similarity <= 1.0, "{mode:?}: {}", b.coverage.top_similarity);
+        assert_ne!(b.coverage.confidence, Confidence::Unknown, "{mode:?}");
+    }
+    // The quality build of the same pages shares every vectors shard with the lite one.
+    let quality = build_quality_names(&model, &model_id, &encoder);
+    let lite_vectors: Vec<String> = index.manifest.shards_of(ShardKind::Vectors).map(|s| s.name.clone()).collect();
+    assert_eq!(lite_vectors, quality);
+}
+
+fn build_quality_names(model: &ModelShard, model_id: &str, encoder: &Encoder) -> Vec<String> {
+    let cache = EmbeddingCache::new(&repo_root().join("target/test-embeddings"), model_id);
+    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> {
+        Ok(embed_with_encoder(encoder, texts, Some(&cache), &|_, _| {}).map_err(|e| wikantik::Error::Encoder(e.to_string()))?.0)
+    };
+    let build = VectorBuild { model, model_id: model_id.to_string(), contextual: true, thresholds: wikantik::dense::MINILM_THRESHOLDS, embed: &embed, lite: None };
+    let index = compile_with_vectors(sources(None), &CompileOptions::default(), Some(&build), &mut |_, _, _| {}).expect("compile");
+    index.manifest.shards_of(ShardKind::Vectors).map(|s| s.name.clone()).collect()
 }

@@ -136,7 +136,7 @@ fn find_similar_on_the_corpus_computes_centroids_per_request() {
     // Only the stored dimension matters here: find_similar never runs the query encoder.
     let model = wikantik::encoder::ModelShard { dim: 384, ..tiny_shard() };
     let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, 384)).collect()) };
-    let build = VectorBuild { model: &model, model_id: "keyword-384".into(), contextual: false, thresholds: wikantik::dense::MINILM_THRESHOLDS, embed: &embed };
+    let build = VectorBuild { model: &model, model_id: "keyword-384".into(), contextual: false, thresholds: wikantik::dense::MINILM_THRESHOLDS, embed: &embed, lite: None };
     let options = CompileOptions { strict_frontmatter: false, ..CompileOptions::default() };
     let index = compile_with_vectors(pages, &options, Some(&build), &mut |_, _, _| {}).expect("compile corpus");
     let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).unwrap();

@@ -308,6 +308,29 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + kernels::erf(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
+/// A `tokenizer.json` ready for one text at a time: no padding, truncated to `max_tokens`
+/// (special tokens included).
+pub(crate) fn load_tokenizer(json: &str, max_tokens: usize) -> Result<Tokenizer, Error> {
+    let mut tokenizer =
+        Tokenizer::from_str(json).map_err(|e| bad(format!("tokenizer.json does not load: {e}")))?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..Default::default()
+        }))
+        .map_err(|e| bad(format!("cannot set truncation: {e}")))?;
+    Ok(tokenizer)
+}
+
+/// Token ids of `text` with `[CLS] … [SEP]`, as `tokenizer` was configured.
+pub(crate) fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>, Error> {
+    let enc = tokenizer
+        .encode(text, true)
+        .map_err(|e| bad(format!("tokenization failed: {e}")))?;
+    Ok(enc.get_ids().to_vec())
+}
+
 impl Encoder {
     /// Checks the shard's shapes and builds the run-time model (fusing Q/K/V).
     pub fn from_shard(shard: ModelShard) -> Result<Encoder, Error> {
@@ -363,15 +386,7 @@ impl Encoder {
             return Err(bad("token_type_embeddings has the wrong length"));
         }
 
-        let mut tokenizer = Tokenizer::from_str(&tokenizer_json)
-            .map_err(|e| bad(format!("tokenizer.json does not load: {e}")))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..Default::default()
-            }))
-            .map_err(|e| bad(format!("cannot set truncation: {e}")))?;
+        let tokenizer = load_tokenizer(&tokenizer_json, max_tokens)?;
         if tokenizer.get_vocab_size(true) > c.vocab_size {
             return Err(bad(
                 "the tokenizer's vocabulary is larger than the embedding table",
@@ -450,11 +465,7 @@ impl Encoder {
     /// Token ids of `text` as the model sees them: `[CLS] … [SEP]`, truncated to
     /// [`Encoder::max_tokens`].
     pub fn tokenize(&self, text: &str) -> Result<Vec<u32>, Error> {
-        let enc = self
-            .tokenizer
-            .encode(text, true)
-            .map_err(|e| bad(format!("tokenization failed: {e}")))?;
-        Ok(enc.get_ids().to_vec())
+        token_ids(&self.tokenizer, text)
     }
 
     /// The L2-normalised sentence embedding of `text` (`dim` values).

@@ -21,6 +21,7 @@
 //! between threads (it is `Send + Sync`).
 
 pub(crate) mod kernels;
+pub mod lite;
 mod shard;
 #[cfg(any(test, feature = "test-model"))]
 pub mod testing;
@@ -34,3 +35,5 @@ pub use shard::{
 mod forward;
 #[cfg(feature = "dense")]
 pub use forward::{Activations, Encoder};
+#[cfg(feature = "dense")]
+pub(crate) use forward::{load_tokenizer, token_ids};

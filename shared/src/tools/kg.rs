@@ -525,6 +525,7 @@ mod tests {
             contextual: false,
             thresholds: crate::dense::MINILM_THRESHOLDS,
             embed: &embed,
+            lite: None,
         };
         let options = CompileOptions::default();
         if vectors {
