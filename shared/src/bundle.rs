@@ -81,7 +81,7 @@ impl Default for BundleConfig {
                 truncate: 20,
                 dense_share: 0.7,
                 card_weight: 0.5,
-                pool: 50,
+                pool: 200,
             },
             bm25: Bm25Params::default(),
             candidates: 300,

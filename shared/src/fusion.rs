@@ -63,7 +63,7 @@ fn default_card_weight() -> f64 {
     0.5
 }
 fn default_pool() -> usize {
-    50
+    200
 }
 
 impl FusionConfig {
