@@ -13,13 +13,9 @@
 use std::time::Instant;
 use wikantik::encoder::{Activations, Encoder, ModelShard};
 
-const QUERIES: &[&str] = &[
-    "how do I rotate the signing keys for the wiki",
-    "why are search results stale after a deploy",
-    "configure field boosts for title and tags",
-    "what does the manifest shard list contain",
-    "limits of the key value store per namespace",
-];
+#[path = "common/bench_queries.rs"]
+mod bench_queries;
+use bench_queries::QUERIES;
 
 const PARAGRAPH: &str = "The index builder walks every page of the wiki, splits it at its \
 headings, and gives each section a stable identifier derived from the page path and the \

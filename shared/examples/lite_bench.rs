@@ -10,13 +10,9 @@
 use std::time::Instant;
 use wikantik::encoder::lite::{StaticEncoder, StaticTableShard};
 
-const QUERIES: &[&str] = &[
-    "how do I rotate the signing keys for the wiki",
-    "why are search results stale after a deploy",
-    "configure field boosts for title and tags",
-    "what does the manifest shard list contain",
-    "limits of the key value store per namespace",
-];
+#[path = "common/bench_queries.rs"]
+mod bench_queries;
+use bench_queries::QUERIES;
 
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1000.0
