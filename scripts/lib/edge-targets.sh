@@ -16,6 +16,7 @@
 #   EDGE_WIKI=<dir>    wiki to index (default: the sample wiki)
 #   EDGE_MODEL=<dir>   build the index with section vectors from this model (the embedding
 #                      cache in .cache/embeddings makes a rebuild cheap); default: no vectors
+#   EDGE_PROFILE=lite  with EDGE_MODEL: the lite query-encoder profile (default quality)
 
 EDGE="${EDGE_DIR:-$PWD/.cache/edge}"
 export EDGE_DIR="$EDGE"
@@ -70,8 +71,8 @@ edge_prepare() {
     local wiki=${EDGE_WIKI:-examples/wiki}
     local vectors=()
     if [ -n "${EDGE_MODEL:-}" ]; then
-        vectors=(--model "$EDGE_MODEL" --embedding-cache "$PWD/.cache/embeddings")
-        echo "   index with section vectors ($EDGE_MODEL)"
+        vectors=(--model "$EDGE_MODEL" --embedding-cache "$PWD/.cache/embeddings" --profile "${EDGE_PROFILE:-quality}")
+        echo "   index with section vectors ($EDGE_MODEL, ${EDGE_PROFILE:-quality} query-encoder profile)"
     fi
     "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" "${vectors[@]}" >/dev/null
     "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
