@@ -80,6 +80,8 @@ mod eval;
 mod expr;
 #[cfg(feature = "sparql")]
 mod needs;
+#[cfg(feature = "sparql")]
+mod tree;
 mod results;
 pub mod store;
 pub mod term;
