@@ -13,7 +13,7 @@ use crate::dense::DenseInfo;
 use crate::error::{Error, Result};
 use crate::hashing::sha256_hex;
 use crate::lexical::LexicalStats;
-use crate::shard::{from_cbor, to_cbor, verify_hash, Pointer, ShardEntry, ShardKind, FORMAT_VERSION};
+use crate::shard::{compress_if_worthwhile, from_cbor, inflate, to_cbor, verify_hash, Pointer, ShardEntry, ShardKind, FORMAT_VERSION};
 
 /// Counts reported by a build (and by `/health`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,12 +82,13 @@ impl Manifest {
         Ok(sha256_hex(&to_cbor(&unnamed)?)[..16].to_string())
     }
 
-    /// Encode: the bytes, the object name (`manifests/manifest-<sha256[..20]>.cbor`) and the
-    /// pointer that names it.
+    /// Encode: the bytes (gzip-compressed when worthwhile, like shards), the object name
+    /// (`manifests/manifest-<sha256[..20]>.cbor[.gz]`) and the pointer that names it.
     pub fn encode(&self) -> Result<(String, Vec<u8>, Pointer)> {
-        let bytes = to_cbor(self)?;
+        let (bytes, compressed) = compress_if_worthwhile(to_cbor(self)?)?;
         let sha256 = sha256_hex(&bytes);
-        let name = format!("manifests/manifest-{}.cbor", &sha256[..20]);
+        let suffix = if compressed { ".cbor.gz" } else { ".cbor" };
+        let name = format!("manifests/manifest-{}{suffix}", &sha256[..20]);
         let pointer = Pointer { format: FORMAT_VERSION, build_id: self.build_id.clone(), manifest: name.clone(), sha256 };
         Ok((name, bytes, pointer))
     }
@@ -95,6 +96,8 @@ impl Manifest {
     /// Decode a manifest fetched through `pointer`, verifying hash and format version.
     pub fn decode(pointer: &Pointer, bytes: &[u8]) -> Result<Manifest> {
         verify_hash(&pointer.manifest, &pointer.sha256, bytes)?;
+        let bytes = inflate(&pointer.manifest, bytes)?;
+        let bytes = bytes.as_ref();
         #[derive(Deserialize)]
         struct Head {
             format: u32,
@@ -183,7 +186,7 @@ mod tests {
     fn a_lexical_only_manifest_has_no_dense_key_and_unknown_kinds_are_refused() {
         let m = manifest();
         let (_, bytes, _) = m.encode().unwrap();
-        let value: ciborium::Value = ciborium::from_reader(&bytes[..]).unwrap();
+        let value: ciborium::Value = ciborium::from_reader(&inflate("manifest", &bytes).unwrap()[..]).unwrap();
         let keys: Vec<String> =
             value.as_map().unwrap().iter().filter_map(|(k, _)| k.as_text().map(str::to_string)).collect();
         assert!(!keys.contains(&"dense".to_string()), "{keys:?}");

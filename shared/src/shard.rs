@@ -8,10 +8,15 @@
 //! shards/<kind>-<partition>-<sha256[..20]>.cbor immutable, shared between builds
 //! ```
 //!
-//! Every shard is a CBOR map `{format, kind, partition, payload}`. A reader checks, in order:
-//! the SHA-256 of the bytes against the manifest entry (a flipped byte names the shard), the
-//! `format` against [`FORMAT_VERSION`] (an unknown version is refused with a clear error),
-//! and the `kind`/`partition` against the entry, before it decodes the payload.
+//! Every shard is a CBOR map `{format, kind, partition, payload}`, stored gzip-compressed
+//! (`.cbor.gz`) when that saves at least a tenth of its bytes. A reader checks, in order: the
+//! SHA-256 of the stored bytes against the manifest entry (a flipped byte names the shard),
+//! inflates them when they are a gzip member, then the `format` against [`FORMAT_VERSION`] (an
+//! unknown version is refused with a clear error) and the `kind`/`partition` against the entry,
+//! before it decodes the payload.
+
+use std::borrow::Cow;
+use std::io::{Read, Write};
 
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
@@ -52,9 +57,15 @@ pub enum ShardKind {
     /// The RDF projection's triples of some predicates (`sparql::TriplePartition`), one shard
     /// per partition of the `rdf` directory.
     RdfTriples,
-    /// Dense section vectors, int8 with per-dimension scales, partitioned by page range like
-    /// `sections` (present only when the build had an embedding model).
+    /// Dense section vectors, int8 with per-dimension scales (present only when the build had
+    /// an embedding model): one partition per vector list ([`crate::ivf`]) when the manifest
+    /// has a `vector-lists` shard; in older indexes partitioned by page range like `sections`,
+    /// with the page cards inside.
     Vectors,
+    /// The vector lists' centroids and probe ([`crate::ivf::VectorLists`]), one shard.
+    VectorLists,
+    /// Every page's card vector ([`crate::dense::VectorPartition`] with only cards), one shard.
+    Cards,
     /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`
     /// and the `quality` profile).
     Model,
@@ -82,6 +93,8 @@ impl ShardKind {
             ShardKind::Rdf => "rdf",
             ShardKind::RdfTriples => "rdf-triples",
             ShardKind::Vectors => "vectors",
+            ShardKind::VectorLists => "vector-lists",
+            ShardKind::Cards => "cards",
             ShardKind::Model => "model",
             ShardKind::Ann => "ann",
             ShardKind::StaticEncoder => "static-encoder",
@@ -139,7 +152,47 @@ struct EnvelopeIn<T> {
     payload: T,
 }
 
-/// Encode `payload` as a shard of `kind`/`partition` and name it by its content hash.
+/// The first two bytes of a gzip member. A CBOR envelope or manifest never starts with them
+/// (both begin with a map header, `0xa0..=0xbf`), so a reader can tell the two apart.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The most a stored object may inflate to: far above any real shard, low enough that a
+/// hostile gzip member cannot exhaust a 128 MB isolate.
+pub const MAX_INFLATED_BYTES: u64 = 96 << 20;
+
+/// Gzip `raw` (best compression, no name, mtime 0: the same input always gives the same bytes)
+/// when that saves at least a tenth of it; otherwise `raw` itself. Returns the bytes to store
+/// and whether they are compressed.
+pub fn compress_if_worthwhile(raw: Vec<u8>) -> Result<(Vec<u8>, bool)> {
+    let mut encoder = flate2::GzBuilder::new().mtime(0).write(Vec::with_capacity(raw.len() / 2), flate2::Compression::best());
+    encoder.write_all(&raw).map_err(|e| Error::Invalid(format!("cannot compress: {e}")))?;
+    let packed = encoder.finish().map_err(|e| Error::Invalid(format!("cannot compress: {e}")))?;
+    if packed.len() * 10 <= raw.len() * 9 {
+        Ok((packed, true))
+    } else {
+        Ok((raw, false))
+    }
+}
+
+/// The CBOR inside a stored object: inflated when it is a gzip member, as is otherwise (every
+/// object written before compression existed). `name` is used in errors.
+pub fn inflate<'a>(name: &str, stored: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+    if !stored.starts_with(&GZIP_MAGIC) {
+        return Ok(Cow::Borrowed(stored));
+    }
+    let mut raw = Vec::with_capacity(stored.len().saturating_mul(3));
+    flate2::read::GzDecoder::new(stored)
+        .take(MAX_INFLATED_BYTES + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| Error::Decode { name: name.to_string(), message: format!("cannot inflate: {e}") })?;
+    if raw.len() as u64 > MAX_INFLATED_BYTES {
+        return Err(Error::Decode { name: name.to_string(), message: format!("inflates to more than {MAX_INFLATED_BYTES} bytes") });
+    }
+    Ok(Cow::Owned(raw))
+}
+
+/// Encode `payload` as a shard of `kind`/`partition` (compressed when worthwhile) and name it
+/// by its content hash.
 pub fn encode_shard<T: Serialize>(
     kind: ShardKind,
     partition: u32,
@@ -147,9 +200,10 @@ pub fn encode_shard<T: Serialize>(
     first_key: Option<String>,
     last_key: Option<String>,
 ) -> Result<EncodedShard> {
-    let bytes = to_cbor(&EnvelopeOut { format: FORMAT_VERSION, kind, partition, payload })?;
+    let (bytes, compressed) = compress_if_worthwhile(to_cbor(&EnvelopeOut { format: FORMAT_VERSION, kind, partition, payload })?)?;
     let sha256 = sha256_hex(&bytes);
-    let name = format!("shards/{}-{}-{}.cbor", kind.as_str(), partition, &sha256[..20]);
+    let suffix = if compressed { ".cbor.gz" } else { ".cbor" };
+    let name = format!("shards/{}-{}-{}{suffix}", kind.as_str(), partition, &sha256[..20]);
     Ok(EncodedShard {
         entry: ShardEntry { kind, partition, name, size: bytes.len() as u64, sha256, first_key, last_key },
         bytes,
@@ -158,7 +212,15 @@ pub fn encode_shard<T: Serialize>(
 
 /// Verify `bytes` against `entry` (hash, format version, kind, partition) and decode the payload.
 pub fn decode_shard<T: DeserializeOwned>(entry: &ShardEntry, bytes: &[u8]) -> Result<T> {
+    decode_shard_sized(entry, bytes).map(|(payload, _)| payload)
+}
+
+/// [`decode_shard`], also returning the size of the CBOR it decoded (after inflating): what a
+/// cache should count the decoded value as.
+pub fn decode_shard_sized<T: DeserializeOwned>(entry: &ShardEntry, bytes: &[u8]) -> Result<(T, u64)> {
     verify_hash(&entry.name, &entry.sha256, bytes)?;
+    let bytes = inflate(&entry.name, bytes)?;
+    let bytes = bytes.as_ref();
     let header: EnvelopeHeader = from_cbor(&entry.name, bytes)?;
     if header.format != FORMAT_VERSION {
         return Err(Error::UnsupportedFormat { name: entry.name.clone(), found: header.format, supported: FORMAT_VERSION });
@@ -173,7 +235,7 @@ pub fn decode_shard<T: DeserializeOwned>(entry: &ShardEntry, bytes: &[u8]) -> Re
         });
     }
     let envelope: EnvelopeIn<T> = from_cbor(&entry.name, bytes)?;
-    Ok(envelope.payload)
+    Ok((envelope.payload, bytes.len() as u64))
 }
 
 /// Fail with [`Error::ShardHashMismatch`] unless `bytes` hash to `expected`.
@@ -269,6 +331,62 @@ mod tests {
     struct Payload {
         words: Vec<String>,
         n: u64,
+    }
+
+    #[test]
+    fn compressible_shards_are_stored_gzipped_and_read_back() {
+        let p = Payload { words: vec!["the same words again".into(); 200], n: 9 };
+        let shard = encode_shard(ShardKind::Sections, 1, &p, None, None).unwrap();
+        assert!(shard.entry.name.ends_with(".cbor.gz"), "{}", shard.entry.name);
+        assert!(shard.bytes.starts_with(&GZIP_MAGIC));
+        assert_eq!(shard.entry.sha256, sha256_hex(&shard.bytes), "the hash is over the stored bytes");
+        assert_eq!(decode_shard::<Payload>(&shard.entry, &shard.bytes).unwrap(), p);
+        let (_, raw_size) = decode_shard_sized::<Payload>(&shard.entry, &shard.bytes).unwrap();
+        assert!(raw_size > shard.entry.size, "the cache counts the inflated size");
+        // Deterministic: the same payload gives the same object.
+        assert_eq!(encode_shard(ShardKind::Sections, 1, &p, None, None).unwrap(), shard);
+    }
+
+    #[test]
+    fn incompressible_shards_stay_plain_cbor() {
+        let shard = sample();
+        assert!(shard.entry.name.ends_with(".cbor"), "{}", shard.entry.name);
+        assert!(!shard.bytes.starts_with(&GZIP_MAGIC));
+    }
+
+    /// Objects written before compression existed (plain CBOR under `.cbor`) still decode.
+    #[test]
+    fn plain_objects_from_older_builds_still_decode() {
+        let p = Payload { words: vec!["the same words again".into(); 200], n: 9 };
+        let raw = to_cbor(&EnvelopeOut { format: FORMAT_VERSION, kind: ShardKind::Sections, partition: 1, payload: &p }).unwrap();
+        let sha256 = sha256_hex(&raw);
+        let entry = ShardEntry {
+            kind: ShardKind::Sections,
+            partition: 1,
+            name: format!("shards/sections-1-{}.cbor", &sha256[..20]),
+            size: raw.len() as u64,
+            sha256,
+            first_key: None,
+            last_key: None,
+        };
+        assert_eq!(decode_shard::<Payload>(&entry, &raw).unwrap(), p);
+    }
+
+    #[test]
+    fn broken_or_oversized_gzip_is_a_decode_error() {
+        let p = Payload { words: vec!["the same words again".into(); 200], n: 9 };
+        let shard = encode_shard(ShardKind::Sections, 1, &p, None, None).unwrap();
+        let mut truncated = shard.bytes.clone();
+        truncated.truncate(truncated.len() / 2);
+        assert!(matches!(inflate("x", &truncated), Err(Error::Decode { .. })));
+        // A bomb: far more zeros than any shard may inflate to.
+        let zeros = vec![0u8; (MAX_INFLATED_BYTES + 1024) as usize];
+        let (bomb, compressed) = compress_if_worthwhile(zeros).unwrap();
+        assert!(compressed);
+        match inflate("bomb", &bomb) {
+            Err(Error::Decode { name, message }) => assert!(name == "bomb" && message.contains("more than"), "{message}"),
+            other => panic!("expected a decode error, got {:?}", other.map(|b| b.len())),
+        }
     }
 
     fn sample() -> EncodedShard {
