@@ -181,6 +181,95 @@ pub async fn ann_report<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQ
     }))
 }
 
+/// How the probed vector lists ([`wikantik::ivf`]) stand in for the exact scan on one index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IvfReport {
+    pub profile: String,
+    pub lists: usize,
+    pub probe: usize,
+    /// `(k, mean recall@k of the probed candidates against the exact scan's top k)`.
+    pub candidate_recall: Vec<(usize, f64)>,
+    /// Mean bytes of vectors a cold query fetches: its probed lists, the lists' directory and
+    /// the cards shard.
+    pub fetched_bytes: f64,
+    /// Bytes of every `vectors` partition and the cards: what an exact scan fetches.
+    pub all_bytes: u64,
+}
+
+/// Compare the dense candidates of `probed` (an index with a `vector-lists` shard) with those of
+/// `exact` (the same index without it) at each depth; `Ok(None)` without vector lists.
+pub async fn ivf_report<S: ShardStore, E: ShardStore>(
+    probed: &IndexReader<S>,
+    exact: &IndexReader<E>,
+    queries: &[EvalQuery],
+    depths: &[usize],
+) -> Result<Option<IvfReport>> {
+    use std::collections::HashSet;
+    use wikantik::dense::{dense_candidates, query_encoder};
+    use wikantik::shard::ShardKind;
+    let manifest = probed.manifest();
+    let (Some(info), Some(lists), Some(encoder)) = (manifest.dense.as_ref(), probed.vector_lists().await?, query_encoder(probed).await?) else {
+        return Ok(None);
+    };
+    let size_of = |kind: ShardKind| manifest.shards_of(kind).map(|s| s.size).sum::<u64>();
+    let list_size = |p: u32| manifest.partition(ShardKind::Vectors, p).map(|s| s.size).unwrap_or(0);
+    let mut sums = vec![0.0; depths.len()];
+    let mut fetched = 0.0;
+    for q in queries {
+        let vector = encoder.embed(&q.query)?;
+        fetched += lists.nearest(&vector, lists.probe as usize)?.into_iter().map(list_size).sum::<u64>() as f64;
+        for (sum, &k) in sums.iter_mut().zip(depths) {
+            let found: HashSet<_> = dense_candidates(probed, &q.query, k).await?.unwrap_or_default().into_iter().map(|(key, _)| key).collect();
+            let top = dense_candidates(exact, &q.query, k).await?.unwrap_or_default();
+            *sum += top.iter().filter(|(key, _)| found.contains(key)).count() as f64 / top.len().max(1) as f64;
+        }
+    }
+    let n = queries.len().max(1) as f64;
+    Ok(Some(IvfReport {
+        profile: info.profile.clone(),
+        lists: lists.len(),
+        probe: lists.probe as usize,
+        candidate_recall: depths.iter().zip(sums).map(|(&k, s)| (k, s / n)).collect(),
+        fetched_bytes: fetched / n + (size_of(ShardKind::VectorLists) + size_of(ShardKind::Cards)) as f64,
+        all_bytes: size_of(ShardKind::Vectors) + size_of(ShardKind::Cards),
+    }))
+}
+
+/// The vector-list lines of the report: what a query fetches and how its candidates and
+/// page-level figures compare with the exact scan's.
+pub fn render_ivf(report: &IvfReport, probed: &[ModeReport], exact: &[ModeReport]) -> String {
+    let recall: Vec<String> = report.candidate_recall.iter().map(|(k, r)| format!("recall@{k} {r:.3}")).collect();
+    let mut out = format!(
+        "ivf (profile {}): {} lists, probe {}; a cold query fetches {:.0} B of vectors (exact scan: {} B); candidates vs exact scan: {}\n",
+        report.profile,
+        report.lists,
+        report.probe,
+        report.fetched_bytes,
+        report.all_bytes,
+        recall.join(", ")
+    );
+    out.push_str(&versus_exact(&format!("ivf (profile {})", report.profile), probed, exact));
+    out
+}
+
+/// One line per mode: `label mode` page-level figures beside the exact scan's.
+fn versus_exact(label: &str, approximate: &[ModeReport], exact: &[ModeReport]) -> String {
+    let mut out = String::new();
+    for (a, e) in approximate.iter().zip(exact) {
+        out.push_str(&format!(
+            "{label} {:<7} page-level recall@5 {:.3} (exact {:.3}), recall@20 {:.3} (exact {:.3}), MRR {:.3} (exact {:.3})\n",
+            format!("{:?}", a.mode).to_lowercase(),
+            a.recall_at_5,
+            e.recall_at_5,
+            a.recall_at_20,
+            e.recall_at_20,
+            a.mrr,
+            e.mrr
+        ));
+    }
+    out
+}
+
 /// The ANN lines of the report: candidate recall per profile, then page-level figures of
 /// each mode with the graph (`ann`) and with the exact scan (`exact`).
 pub fn render_ann(report: &AnnReport, ann: &[ModeReport], exact: &[ModeReport]) -> String {
@@ -195,19 +284,7 @@ pub fn render_ann(report: &AnnReport, ann: &[ModeReport], exact: &[ModeReport]) 
         report.ann_ms,
         report.exact_ms
     );
-    for (a, e) in ann.iter().zip(exact) {
-        out.push_str(&format!(
-            "ann (profile {}) {:<7} page-level recall@5 {:.3} (exact {:.3}), recall@20 {:.3} (exact {:.3}), MRR {:.3} (exact {:.3})\n",
-            report.profile,
-            format!("{:?}", a.mode).to_lowercase(),
-            a.recall_at_5,
-            e.recall_at_5,
-            a.recall_at_20,
-            e.recall_at_20,
-            a.mrr,
-            e.mrr
-        ));
-    }
+    out.push_str(&versus_exact(&format!("ann (profile {})", report.profile), ann, exact));
     out
 }
 

@@ -337,25 +337,74 @@ struct Floors {
 }
 
 /// A reader over the same build without its `ann` shard (the exact scan), for comparison.
-fn exact_view(compiled: &wikantik::compile::CompiledIndex) -> Result<wikantik::reader::IndexReader<wikantik::reader::MemoryStore>> {
+/// A reader over `compiled` without its shards of the `dropped` kinds (e.g. without `ann`
+/// and `vector-lists`: the exact scan), optionally with the vector lists' probe replaced.
+fn view(
+    compiled: &wikantik::compile::CompiledIndex,
+    dropped: &[wikantik::shard::ShardKind],
+    probe: Option<u32>,
+) -> Result<wikantik::reader::IndexReader<wikantik::reader::MemoryStore>> {
     use wikantik::manifest::Manifest;
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
-    use wikantik::shard::ShardKind;
+    use wikantik::shard::{decode_shard, encode_shard, ShardKind};
     let m = &compiled.manifest;
-    let shards = m.shards.iter().filter(|s| s.kind != ShardKind::Ann).cloned().collect();
+    let mut store = MemoryStore::from_compiled(compiled);
+    let mut shards = Vec::new();
+    for entry in m.shards.iter().filter(|s| !dropped.contains(&s.kind)) {
+        match (entry.kind, probe, store.object(&entry.name)) {
+            (ShardKind::VectorLists, Some(probe), Some(bytes)) => {
+                let mut lists: wikantik::ivf::VectorLists = decode_shard(entry, bytes)?;
+                lists.probe = probe.min(lists.len() as u32);
+                let shard = encode_shard(ShardKind::VectorLists, 0, &lists, None, None)?;
+                store.put(&shard.entry.name, shard.bytes);
+                shards.push(shard.entry);
+            }
+            _ => shards.push(entry.clone()),
+        }
+    }
     let mut manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)?;
     if let Some(dense) = &m.dense {
         manifest = manifest.with_dense(dense.clone())?;
     }
     let (name, bytes, pointer) = manifest.encode()?;
-    let mut store = MemoryStore::from_compiled(compiled);
     store.put(&name, bytes);
     Ok(pollster::block_on(IndexReader::open_at(store, pointer, std::sync::Arc::new(ShardCache::new(1 << 30))))?)
+}
+
+/// `--grid`: page-level figures and vector bytes fetched per cold query for a range of
+/// probes (how `ivf::PROBE_SHARE` was chosen).
+fn run_probe_grid(
+    compiled: &wikantik::compile::CompiledIndex,
+    queries: &[wikantik_index_builder::eval::EvalQuery],
+    config: &wikantik::bundle::BundleConfig,
+    lists: usize,
+) -> Result<()> {
+    use wikantik::bundle::RetrievalMode;
+    use wikantik::shard::ShardKind;
+    use wikantik_index_builder::eval;
+    let exact = view(compiled, &[ShardKind::Ann, ShardKind::VectorLists], None)?;
+    println!("probe grid ({lists} lists): probe, vector bytes per cold query, candidate recall@20/@200 vs exact, hybrid page-level r@5 r@20 MRR");
+    for probe in [1usize, 2, 4, 8, 12, 16, 24, 32, 48].into_iter().filter(|&p| p <= lists) {
+        let probed = view(compiled, &[ShardKind::Ann], Some(probe as u32))?;
+        let Some(report) = pollster::block_on(eval::ivf_report(&probed, &exact, queries, &[20, config.candidates]))? else { return Ok(()) };
+        let hybrid = pollster::block_on(eval::evaluate(&probed, queries, RetrievalMode::Hybrid, config))?;
+        let recall: Vec<String> = report.candidate_recall.iter().map(|(_, r)| format!("{r:.3}")).collect();
+        println!(
+            "  probe {probe:>2}: {:>9.0} B  candidates {}  hybrid {:.3} {:.3} {:.3}",
+            report.fetched_bytes,
+            recall.join(" / "),
+            hybrid.recall_at_5,
+            hybrid.recall_at_20,
+            hybrid.mrr
+        );
+    }
+    Ok(())
 }
 
 fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, lite_floors: Floors, run_grid: bool, dump: Option<&std::path::Path>, dense: &DenseArgs) -> Result<()> {
     use wikantik::bundle::{BundleConfig, RetrievalMode};
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+    use wikantik::shard::ShardKind;
     use wikantik_index_builder::eval;
 
     let queries = eval::read_queries(queries)?;
@@ -385,6 +434,10 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
         );
         let store = MemoryStore::from_compiled(&compiled);
         let reader = pollster::block_on(IndexReader::open(store, std::sync::Arc::new(ShardCache::new(1 << 30))))?;
+        // The headline figures are the serving path below `ann::ANN_THRESHOLD`: the probed
+        // vector lists (the graph, when forced into the build, is compared separately).
+        let serving = view(&compiled, &[ShardKind::Ann], None)?;
+        let exact_reader = view(&compiled, &[ShardKind::Ann, ShardKind::VectorLists], None)?;
 
         // Encoder CPU time per query, natively (one thread; the encoder is built before timing).
         let mut encoder_ms = None;
@@ -406,21 +459,31 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
 
         let mut reports = Vec::new();
         for mode in [RetrievalMode::Lexical, RetrievalMode::Dense, RetrievalMode::Hybrid] {
-            reports.push(pollster::block_on(eval::evaluate(&reader, &queries, mode, &config))?);
+            reports.push(pollster::block_on(eval::evaluate(&serving, &queries, mode, &config))?);
         }
         println!("{}", eval::render(&queries, &reports));
 
-        // With an `ann` shard: how the graph compares with the exact scan over the same vectors
-        // (candidate recall at the answer and bundle depths, then page-level figures).
+        // How the probed vector lists and (when built) the HNSW graph compare with the exact
+        // scan over the same vectors: candidate recall at the answer and bundle depths, then
+        // page-level figures. Both are gated by the floors below.
         let depths = [20, config.candidates];
-        if let Some(ann) = pollster::block_on(eval::ann_report(&reader, &queries, &depths))? {
-            let exact_reader = exact_view(&compiled)?;
-            let (mut with_ann, mut exact) = (Vec::new(), Vec::new());
-            for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
-                with_ann.extend(reports.iter().find(|r| r.mode == mode).cloned());
-                exact.push(pollster::block_on(eval::evaluate(&exact_reader, &queries, mode, &config))?);
+        let dense_modes = [RetrievalMode::Dense, RetrievalMode::Hybrid];
+        let evaluate_modes = |r: &IndexReader<MemoryStore>| -> Result<Vec<eval::ModeReport>> {
+            dense_modes.iter().map(|&mode| Ok(pollster::block_on(eval::evaluate(r, &queries, mode, &config))?)).collect()
+        };
+        let mut gated: Vec<eval::ModeReport> = reports.iter().filter(|r| r.mode == RetrievalMode::Hybrid).cloned().collect();
+        let exact = evaluate_modes(&exact_reader)?;
+        if let Some(ivf) = pollster::block_on(eval::ivf_report(&serving, &exact_reader, &queries, &depths))? {
+            let probed: Vec<eval::ModeReport> = reports.iter().filter(|r| dense_modes.contains(&r.mode)).cloned().collect();
+            println!("{}", eval::render_ivf(&ivf, &probed, &exact));
+            if run_grid {
+                run_probe_grid(&compiled, &queries, &config, ivf.lists)?;
             }
+        }
+        if let Some(ann) = pollster::block_on(eval::ann_report(&reader, &queries, &depths))? {
+            let with_ann = evaluate_modes(&reader)?;
             println!("{}", eval::render_ann(&ann, &with_ann, &exact));
+            gated.extend(with_ann.into_iter().filter(|r| r.mode == RetrievalMode::Hybrid));
         }
         if let (Some(path), Profile::Quality) = (dump, profile) {
             pollster::block_on(eval::dump_rankings(&reader, &queries, &config, path))?;
@@ -434,10 +497,12 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
             run_calibration(&reader, &config, &reports)?;
         }
 
-        let gated = reports.iter().find(|r| r.mode == RetrievalMode::Hybrid).or(reports.first());
+        if gated.is_empty() {
+            gated.extend(reports.first().cloned());
+        }
         let floors = if profile == Profile::Lite { &lite_floors } else { &floors };
-        if let Some(r) = gated {
-            let name = if profile == Profile::Lite { "lite " } else { "" };
+        for (i, r) in gated.iter().enumerate() {
+            let name = format!("{}{}", if profile == Profile::Lite { "lite " } else { "" }, if i > 0 { "(ann) " } else { "" });
             if r.recall_at_5 < floors.recall_at_5 {
                 failures.push(format!("{name}recall@5 {:.3} < floor {:.3}", r.recall_at_5, floors.recall_at_5));
             }

@@ -71,7 +71,7 @@ impl Default for CompileOptions {
             chunker: ChunkerConfig::default(),
             analyzer: AnalyzerConfig::default(),
             pages_per_partition: 8,
-            terms_per_partition: 512,
+            terms_per_partition: 64,
             rdf_partition_entries: RDF_PARTITION_ENTRIES,
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
@@ -614,19 +614,6 @@ pub fn compile_with_vectors(
                 })
                 .collect(),
         };
-        if let (Some(v), Some((embeddings, cards))) = (vectors, &embeddings) {
-            let rows = range
-                .clone()
-                .flat_map(|i| {
-                    let page_key = keys[i];
-                    embeddings[i].iter().enumerate().map(move |(c, e)| (SectionKey::new(page_key, c as u32), e.clone()))
-                })
-                .collect();
-            let page_cards = range.clone().filter_map(|i| cards.get(i).map(|e| (keys[i], e.clone()))).collect();
-            let payload = VectorPartition::quantize_with_cards(v.model.dim, rows, page_cards)?;
-            shards.push(encode_shard(ShardKind::Vectors, p as u32, &payload, first.clone(), last.clone())?);
-            vector_partitions.push(payload);
-        }
         shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
         tick(progress);
     }
@@ -639,6 +626,25 @@ pub fn compile_with_vectors(
         }
         (Some(v), None) => shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?),
         (None, _) => {}
+    }
+    if let (Some(v), Some((embeddings, cards))) = (vectors, &embeddings) {
+        // Section vectors in lists by topic (`ivf`): list i is `vectors` partition i.
+        let rows: Vec<(SectionKey, Vec<f32>)> = embeddings
+            .iter()
+            .enumerate()
+            .flat_map(|(i, page)| {
+                let page_key = keys[i];
+                page.iter().enumerate().map(move |(c, e)| (SectionKey::new(page_key, c as u32), e.clone()))
+            })
+            .collect();
+        let (lists, directory) = crate::ivf::build(v.model.dim, rows)?;
+        for (p, list) in lists.iter().enumerate() {
+            shards.push(encode_shard(ShardKind::Vectors, p as u32, list, None, None)?);
+        }
+        vector_partitions = lists;
+        shards.push(encode_shard(ShardKind::VectorLists, 0, &directory, None, None)?);
+        let page_cards = keys.iter().zip(cards).map(|(&key, e)| (key, e.clone())).collect();
+        shards.push(encode_shard(ShardKind::Cards, 0, &VectorPartition::quantize_with_cards(v.model.dim, Vec::new(), page_cards)?, None, None)?);
     }
     if vectors.is_some() {
         // The HNSW graph over the rows in partition (= manifest) order.

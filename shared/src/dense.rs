@@ -360,19 +360,32 @@ pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, l
     if query.trim().is_empty() {
         return Ok(None);
     }
-    let Some(encoder) = query_encoder(reader).await? else { return Ok(None) };
+    // Cold, the encoder, the lists' directory and the cards are independent fetches.
+    let (encoder, lists, card_shard, graph) = futures_util::join!(query_encoder(reader), reader.vector_lists(), reader.cards(), ann_index(reader));
+    let Some(encoder) = encoder? else { return Ok(None) };
     let vector = encoder.embed(query)?;
     if vector.len() != info.dim as usize {
         return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
     }
-    let partitions = reader.vectors().await?;
-    let sections = match ann_index(reader).await? {
-        Some(graph) => graph.search(&partitions, &vector, limit)?,
-        None => scan_partitions(&partitions, &vector, limit)?,
+    let (sections, partitions) = if let Some(graph) = graph? {
+        let partitions = reader.vectors().await?;
+        (graph.search(&partitions, &vector, limit)?, partitions)
+    } else if let Some(lists) = lists? {
+        let probed = reader.vectors_of(&lists.nearest(&vector, lists.probe as usize)?).await?;
+        (scan_partitions(&probed, &vector, limit)?, probed)
+    } else {
+        let partitions = reader.vectors().await?;
+        (scan_partitions(&partitions, &vector, limit)?, partitions)
     };
     let mut cards = Vec::new();
-    for partition in &partitions {
-        partition.scan_cards(&vector, &mut cards)?;
+    match card_shard? {
+        Some(shard) => shard.scan_cards(&vector, &mut cards)?,
+        // Older indexes keep each page range's cards in its `vectors` partition (all loaded).
+        None => {
+            for partition in &partitions {
+                partition.scan_cards(&vector, &mut cards)?;
+            }
+        }
     }
     Ok(Some(DenseHits { sections, cards: cards.into_iter().collect() }))
 }

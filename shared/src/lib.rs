@@ -38,6 +38,7 @@ pub mod graph_api;
 pub mod hashing;
 pub mod html;
 pub mod http;
+pub mod ivf;
 pub mod entity_sidecar;
 pub mod kg;
 pub mod lexical;

@@ -18,7 +18,7 @@ use crate::catalog::PageTable;
 use crate::compile::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
 use crate::error::{Error, Result};
 use crate::manifest::Manifest;
-use crate::shard::{decode_shard, Pointer, ShardEntry, ShardKind, POINTER_NAME};
+use crate::shard::{decode_shard_sized, Pointer, ShardEntry, ShardKind, POINTER_NAME};
 
 /// Where shards come from. `get` returns `Ok(None)` when the object does not exist.
 #[allow(async_fn_in_trait)]
@@ -159,8 +159,9 @@ impl<S: ShardStore> IndexReader<S> {
             return Ok(hit);
         }
         let bytes = fetch(&self.store, &entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
-        let value = Arc::new(decode_shard::<T>(entry, &bytes)?);
-        self.cache.insert(&entry.sha256, entry.size, value.clone());
+        let (value, decoded_size) = decode_shard_sized::<T>(entry, &bytes)?;
+        let value = Arc::new(value);
+        self.cache.insert(&entry.sha256, decoded_size.max(entry.size), value.clone());
         Ok(value)
     }
 
@@ -178,10 +179,10 @@ impl<S: ShardStore> IndexReader<S> {
             return Ok(hit);
         }
         let bytes = self.store.get(&entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
-        let payload = decode_shard::<P>(entry, &bytes)?;
+        let (payload, decoded_size) = decode_shard_sized::<P>(entry, &bytes)?;
         drop(bytes);
         let value = Arc::new(derive(payload)?);
-        self.cache.insert(&key, entry.size, value.clone());
+        self.cache.insert(&key, decoded_size.max(entry.size), value.clone());
         Ok(value)
     }
 
@@ -257,6 +258,29 @@ impl<S: ShardStore> IndexReader<S> {
     pub async fn vectors(&self) -> Result<Vec<Arc<crate::dense::VectorPartition>>> {
         let entries: Vec<&ShardEntry> = self.manifest.shards_of(ShardKind::Vectors).collect();
         self.load_many(&entries).await
+    }
+
+    /// The `vectors` partitions numbered `partitions` (vector lists), fetched concurrently.
+    pub async fn vectors_of(&self, partitions: &[u32]) -> Result<Vec<Arc<crate::dense::VectorPartition>>> {
+        let entries: Vec<&ShardEntry> = partitions.iter().map(|&p| self.manifest.partition(ShardKind::Vectors, p)).collect::<Result<_>>()?;
+        self.load_many(&entries).await
+    }
+
+    /// The vector lists' directory; `Ok(None)` for indexes without one (exact scan of every
+    /// `vectors` partition).
+    pub async fn vector_lists(&self) -> Result<Option<Arc<crate::ivf::VectorLists>>> {
+        match self.manifest.shards_of(ShardKind::VectorLists).next() {
+            Some(entry) => self.load(entry).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The page cards' shard; `Ok(None)` for indexes that keep cards inside `vectors`.
+    pub async fn cards(&self) -> Result<Option<Arc<crate::dense::VectorPartition>>> {
+        match self.manifest.shards_of(ShardKind::Cards).next() {
+            Some(entry) => self.load(entry).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {

@@ -1,0 +1,134 @@
+//! Vector lists (`wikantik::ivf`) end to end: a wiki large enough to get several lists, built
+//! with stand-in vectors, read through a store that records every object fetched. A cold
+//! dense query must fetch the lists' directory, the cards and only its probed lists, and
+//! rank exactly as an exact scan of those lists does.
+
+use std::sync::Arc;
+
+use wikantik::dense::{dense_search, scan_partitions};
+use wikantik::ivf::{list_count, IVF_MIN_ROWS};
+use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+use wikantik::shard::ShardKind;
+use wikantik_tests::faults::FaultStore;
+use wikantik_tests::{block_on, compile_dir_with_vectors, page, scratch};
+
+const TOPICS: [&str; 12] = ["compiler", "garden", "orbit", "ledger", "violin", "glacier", "harbor", "pollen", "circuit", "canyon", "lantern", "meadow"];
+
+/// `pages` pages of nine long sections each (long enough that the chunker keeps them apart),
+/// each section mostly about one topic.
+fn large_wiki(pages: usize) -> std::path::PathBuf {
+    let root = scratch("vector-lists").join("wiki");
+    std::fs::create_dir_all(&root).expect("wiki dir");
+    for p in 0..pages {
+        let mut body = String::new();
+        for s in 0..9 {
+            let topic = TOPICS[(p * 9 + s) % TOPICS.len()];
+            body.push_str(&format!("\n## Part {s} on {topic}\n\n"));
+            for w in 0..170 {
+                body.push_str(if w % 3 == 0 { "and " } else { topic });
+                body.push_str(&format!(" word{} ", (p + w) % 50));
+            }
+            body.push('\n');
+        }
+        let (file, text) = page(&format!("Page{p:04}.md"), &format!("title: Page {p}\nsummary: Page number {p}."), &body);
+        std::fs::write(root.join(file), text).expect("write page");
+    }
+    root
+}
+
+#[test]
+fn a_cold_dense_query_fetches_only_its_probed_lists() {
+    let index = compile_dir_with_vectors(&large_wiki(240));
+    let sections = index.manifest.stats.sections as usize;
+    assert!(sections >= IVF_MIN_ROWS, "the wiki must be large enough for several lists: {sections} sections");
+    let lists = index.manifest.shards_of(ShardKind::Vectors).count();
+    assert_eq!(lists, list_count(sections));
+    assert!(lists > 1);
+
+    let store = FaultStore::new(MemoryStore::from_compiled(&index));
+    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let hits = block_on(dense_search(&reader, "compiler garden", 50)).expect("dense search").expect("the index has vectors");
+    assert_eq!(hits.sections.len(), 50);
+    assert_eq!(hits.cards.len(), index.manifest.stats.pages as usize, "every page's card is scored");
+
+    let directory = block_on(reader.vector_lists()).expect("directory").expect("the index has vector lists");
+    let read = store.read_names();
+    let kind_of = |name: &str| index.manifest.shards.iter().find(|s| s.name == name).map(|s| (s.kind, s.partition));
+    let probed: Vec<u32> = read.iter().filter_map(|n| kind_of(n)).filter(|(k, _)| *k == ShardKind::Vectors).map(|(_, p)| p).collect();
+    assert_eq!(probed.len(), directory.probe as usize, "exactly the probed lists are fetched: {read:?}");
+    assert!(probed.len() < lists);
+    for kind in [ShardKind::VectorLists, ShardKind::Cards] {
+        assert!(read.iter().any(|n| kind_of(n).map(|(k, _)| k) == Some(kind)), "{kind} fetched: {read:?}");
+    }
+
+    // The ranking is the exact scan of the probed lists' rows.
+    let partitions = block_on(reader.vectors_of(&probed)).expect("probed lists");
+    let vector = block_on(wikantik::dense::query_encoder(&reader)).expect("encoder").expect("encoder").embed("compiler garden").expect("embed");
+    assert_eq!(hits.sections, scan_partitions(&partitions, &vector, 50).expect("scan"));
+    // The same query again is served from the cache.
+    let before = store.reads();
+    block_on(dense_search(&reader, "compiler garden", 50)).expect("dense search again");
+    assert_eq!(store.reads(), before, "warm: everything cached");
+}
+
+/// Indexes written before vector lists (page-range `vectors` partitions with the page cards
+/// inside, no `vector-lists` or `cards` shard) are still served, by an exact scan, and rank
+/// like the same vectors in lists (a small wiki has one list: an exact scan too).
+#[test]
+fn indexes_with_page_range_vectors_and_inline_cards_still_rank_the_same() {
+    use wikantik::dense::VectorPartition;
+    use wikantik::lexical::SectionKey;
+    use wikantik::manifest::Manifest;
+    use wikantik::shard::{decode_shard, encode_shard};
+
+    let index = compile_dir_with_vectors(&wikantik_tests::sample_wiki());
+    let mut store = MemoryStore::from_compiled(&index);
+    let m = &index.manifest;
+    let load = |kind: ShardKind| -> Vec<VectorPartition> {
+        m.shards_of(kind).map(|e| decode_shard(e, store.object(&e.name).expect("object")).expect("decode")).collect()
+    };
+    let (lists, cards) = (load(ShardKind::Vectors), load(ShardKind::Cards));
+    let dim = lists[0].dim as usize;
+    // Rebuild the old layout: two page-range partitions, each with its pages' sections and cards.
+    let rows: Vec<(SectionKey, Vec<f32>)> =
+        lists.iter().flat_map(|l| l.keys.iter().enumerate().map(move |(i, &k)| (SectionKey(k), l.row(i).expect("row")))).collect();
+    let card_rows: Vec<(u32, Vec<f32>)> = cards[0]
+        .card_keys
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| (k, cards[0].card_codes.0[i * dim..(i + 1) * dim].iter().zip(&cards[0].scales.0).map(|(c, s)| f32::from(*c) * s).collect()))
+        .collect();
+    let split = card_rows[card_rows.len() / 2].0;
+    let mut shards: Vec<_> = m.shards.iter().filter(|s| ![ShardKind::Vectors, ShardKind::VectorLists, ShardKind::Cards].contains(&s.kind)).cloned().collect();
+    for (p, low) in [true, false].into_iter().enumerate() {
+        let side = |page: u32| (page < split) == low;
+        let part = VectorPartition::quantize_with_cards(
+            dim,
+            rows.iter().filter(|(k, _)| side(k.page_key())).cloned().collect(),
+            card_rows.iter().filter(|(k, _)| side(*k)).cloned().collect(),
+        )
+        .expect("quantize");
+        let shard = encode_shard(ShardKind::Vectors, p as u32, &part, None, None).expect("encode");
+        store.put(&shard.entry.name, shard.bytes);
+        shards.push(shard.entry);
+    }
+    let manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)
+        .and_then(|old| old.with_dense(m.dense.clone().expect("dense")))
+        .expect("manifest");
+    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
+    store.put(&name, bytes);
+    let old = block_on(IndexReader::open_at(store, pointer, Arc::new(ShardCache::default()))).expect("open old layout");
+    let new = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
+    assert!(block_on(old.vector_lists()).expect("lists").is_none());
+    for query in ["how do I undo a bad index publish", "coverage confidence", "hybrid fusion"] {
+        let a = block_on(dense_search(&old, query, 30)).expect("old").expect("vectors");
+        let b = block_on(dense_search(&new, query, 30)).expect("new").expect("vectors");
+        // Re-quantizing with other scales moves scores by a rounding step: near-ties may swap.
+        let new_scores: std::collections::BTreeMap<_, _> = b.sections.iter().copied().collect();
+        let shared: Vec<_> = a.sections.iter().filter_map(|(k, s)| new_scores.get(k).map(|t| (s - t).abs())).collect();
+        assert!(shared.len() >= 28, "{query}: {} of 30 in common", shared.len());
+        assert!(shared.iter().all(|d| *d < 0.01), "{query}: {shared:?}");
+        assert_eq!(a.sections[0].0, b.sections[0].0, "{query}");
+        assert_eq!(a.cards.len(), b.cards.len(), "{query}");
+    }
+}
