@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use wikantik::compile::CompiledIndex;
 use wikantik::hashing::sha256_hex;
 use wikantik::manifest::Manifest;
-use wikantik::shard::{from_cbor, Pointer, POINTER_NAME};
+use wikantik::shard::{Pointer, POINTER_NAME};
 
 use crate::error::{BuildError, Result};
 use crate::store::{Mutability, ObjectStore};
@@ -79,7 +79,7 @@ impl BuildObjects {
         let pointer = Pointer::from_json(&pointer_bytes)?;
         let manifest_bytes = read(&pointer.manifest)?;
         verify(&dir.join(&pointer.manifest), "pointer", &pointer.sha256, &manifest_bytes)?;
-        let manifest: Manifest = from_cbor(&pointer.manifest, &manifest_bytes)?;
+        let manifest = Manifest::from_stored(&pointer.manifest, &manifest_bytes)?;
         let mut shards = Vec::with_capacity(manifest.shards.len());
         for entry in &manifest.shards {
             let bytes = read(&entry.name)?;
@@ -356,7 +356,7 @@ fn plan_gc(
         let Some(bytes) = bytes else {
             return Ok(Err(format!("kept build {name} is missing from the store")));
         };
-        let manifest: Manifest = match from_cbor(name, &bytes) {
+        let manifest = match Manifest::from_stored(name, &bytes) {
             Ok(m) => m,
             Err(e) => return Ok(Err(format!("kept build {name} is unreadable ({e})"))),
         };

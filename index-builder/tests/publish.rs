@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use wikantik::manifest::Manifest;
-use wikantik::shard::{from_cbor, Pointer};
+use wikantik::shard::Pointer;
 use wikantik_index_builder::s3::{S3Settings, S3Store};
 use wikantik_index_builder::store::{LocalStore, ObjectStore};
 
@@ -116,7 +116,7 @@ impl Target {
 
     fn manifest(&self, name: &str) -> Manifest {
         let bytes = self.store.get(name).unwrap().unwrap_or_else(|| panic!("{name} missing at the target"));
-        from_cbor(name, &bytes).unwrap()
+        Manifest::from_stored(name, &bytes).unwrap()
     }
 
     /// Every object the current build needs is at the target, byte-identical to the local index.
@@ -173,7 +173,7 @@ impl Wiki {
 
     fn shard_count(&self) -> usize {
         let pointer = Pointer::from_json(&std::fs::read(self.index.join("current.json")).unwrap()).unwrap();
-        let manifest: Manifest = from_cbor(&pointer.manifest, &std::fs::read(self.index.join(&pointer.manifest)).unwrap()).unwrap();
+        let manifest = Manifest::from_stored(&pointer.manifest, &std::fs::read(self.index.join(&pointer.manifest)).unwrap()).unwrap();
         manifest.shards.len()
     }
 
@@ -285,7 +285,7 @@ fn an_interrupted_publish_completes_when_run_again(t: &Target) {
 fn a_corrupt_local_shard_is_refused_before_anything_is_written(t: &Target) {
     let wiki = Wiki::new("corrupt");
     let pointer = Pointer::from_json(&std::fs::read(wiki.index.join("current.json")).unwrap()).unwrap();
-    let manifest: Manifest = from_cbor(&pointer.manifest, &std::fs::read(wiki.index.join(&pointer.manifest)).unwrap()).unwrap();
+    let manifest = Manifest::from_stored(&pointer.manifest, &std::fs::read(wiki.index.join(&pointer.manifest)).unwrap()).unwrap();
     let victim = &manifest.shards[manifest.shards.len() / 2].name;
     let path = wiki.index.join(victim);
     let mut bytes = std::fs::read(&path).unwrap();

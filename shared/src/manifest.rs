@@ -96,21 +96,24 @@ impl Manifest {
     /// Decode a manifest fetched through `pointer`, verifying hash and format version.
     pub fn decode(pointer: &Pointer, bytes: &[u8]) -> Result<Manifest> {
         verify_hash(&pointer.manifest, &pointer.sha256, bytes)?;
-        let bytes = inflate(&pointer.manifest, bytes)?;
+        Manifest::from_stored(&pointer.manifest, bytes)
+    }
+
+    /// Decode a stored manifest object named `name` (inflating it when compressed) and check
+    /// its format version, without a pointer to verify its hash against (a writer listing the
+    /// builds it keeps).
+    pub fn from_stored(name: &str, bytes: &[u8]) -> Result<Manifest> {
+        let bytes = inflate(name, bytes)?;
         let bytes = bytes.as_ref();
         #[derive(Deserialize)]
         struct Head {
             format: u32,
         }
-        let head: Head = from_cbor(&pointer.manifest, bytes)?;
+        let head: Head = from_cbor(name, bytes)?;
         if head.format != FORMAT_VERSION {
-            return Err(Error::UnsupportedFormat {
-                name: pointer.manifest.clone(),
-                found: head.format,
-                supported: FORMAT_VERSION,
-            });
+            return Err(Error::UnsupportedFormat { name: name.to_string(), found: head.format, supported: FORMAT_VERSION });
         }
-        from_cbor(&pointer.manifest, bytes)
+        from_cbor(name, bytes)
     }
 
     /// All shards of `kind`, in partition order.
