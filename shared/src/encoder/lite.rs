@@ -64,11 +64,12 @@ impl StaticTableShard {
     }
 }
 
-/// Rows per block of the `static-rows` blob: 32 rows of MiniLM's 384 dimensions are 12.4 KB
-/// a block, 955 blocks (30 KB of block hashes in the head) for its 30,522-token vocabulary.
-/// A typical 8–12-token query touches as many blocks (≈ 0.1 MB); 128-row blocks would shrink
-/// the hashes to 7.5 KB but fetch 4× the bytes per query (measured, docs/MODEL.md).
-pub const ROWS_PER_BLOCK: usize = 32;
+/// Rows per block of the `static-rows` blob: 16 rows of MiniLM's 384 dimensions are 6.2 KB a
+/// block, 1,908 blocks (61 KB of block hashes in the head) for its 30,522-token vocabulary.
+/// Measured on the real corpus's table (`examples/lite_bench.rs`, docs/MODEL.md): head plus the
+/// blocks of the bundle query is smallest at 16 (596 KB; 8: 623, 32: 634, 128: 1,020 KB) — the
+/// tokenizer is most of the head, so smaller blocks buy little and cost hashes.
+pub const ROWS_PER_BLOCK: usize = 16;
 
 impl StaticTableShard {
     /// Splits the table into the head the index carries as its `static-encoder` shard and the
