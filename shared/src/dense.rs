@@ -652,11 +652,14 @@ mod lite_rows_tests {
         store
     }
 
-    /// Records every read: object name and range (`None`: the whole object).
+    /// Every read: object name and range (`None`: the whole object).
+    type Reads = Arc<Mutex<Vec<(String, Option<(u64, u64)>)>>>;
+
+    /// A store that records every read.
     #[derive(Clone)]
     struct Counting {
         inner: MemoryStore,
-        reads: Arc<Mutex<Vec<(String, Option<(u64, u64)>)>>>,
+        reads: Reads,
     }
 
     impl ShardStore for Counting {
