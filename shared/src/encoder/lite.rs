@@ -109,6 +109,9 @@ impl StaticTableShard {
     }
 }
 
+/// Largest `dim` a head may declare (MiniLM's is 384), so row sizes cannot overflow.
+const MAX_DIM: usize = 1 << 16;
+
 /// The lite encoder's head, the `static-encoder` shard of an index that also lists a
 /// `static-rows` blob: everything but the rows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,8 +143,8 @@ impl BlockLayout {
     /// Checks a head against the blob's size (from its manifest entry).
     pub fn from_head(head: &StaticTableHead, blob_size: u64) -> Result<BlockLayout, Error> {
         let bad = |what: String| Error::Encoder(format!("static table head: {what}"));
-        if head.dim == 0 || head.rows_per_block == 0 {
-            return Err(bad("dim and rows per block must be positive".into()));
+        if head.dim == 0 || head.dim > MAX_DIM || head.rows == 0 || head.rows_per_block == 0 {
+            return Err(bad(format!("dim must be 1..={MAX_DIM}, rows and rows per block positive")));
         }
         let blocks = head.rows.div_ceil(head.rows_per_block);
         if head.block_sha256.len() != blocks.saturating_mul(32) {
@@ -172,7 +175,7 @@ impl BlockLayout {
     /// Byte offset and length of `block` in the blob.
     pub fn range(&self, block: usize) -> (u64, u64) {
         let row_bytes = (self.dim + 4) as u64;
-        let first = (block * self.rows_per_block).min(self.rows);
+        let first = block.saturating_mul(self.rows_per_block).min(self.rows);
         let rows = self.rows_per_block.min(self.rows - first);
         (first as u64 * row_bytes, rows as u64 * row_bytes)
     }
