@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         first_key: None,
         last_key: None,
     };
-    match mode % 11 {
+    match mode % 12 {
         0 => {
             let _ = Pointer::from_json(bytes);
         }
@@ -42,6 +42,17 @@ fuzz_target!(|data: &[u8]| {
             // The HNSW graph: decoding, then validation into the searchable form.
             if let Ok(shard) = decode_shard::<wikantik::ann::AnnShard>(&entry(ShardKind::Ann), bytes) {
                 let _ = wikantik::ann::AnnIndex::from_shard(shard, "shards/fuzz.cbor");
+            }
+        }
+        10 => {
+            // The lite encoder's head: checked against the blob size it implies, then block 0
+            // decoded from the input.
+            use wikantik::encoder::lite::{BlockLayout, StaticTableHead};
+            if let Ok(head) = decode_shard::<StaticTableHead>(&entry(ShardKind::StaticEncoder), bytes) {
+                let size = (head.dim as u64).checked_add(4).and_then(|row| row.checked_mul(head.rows as u64)).unwrap_or(0);
+                if let Ok(layout) = BlockLayout::from_head(&head, size) {
+                    let _ = layout.decode_block(0, bytes);
+                }
             }
         }
         _ => {

@@ -146,7 +146,7 @@ pub struct AnnReport {
 /// Compare the graph search with the exact scan for every query at each depth of `depths`;
 /// `Ok(None)` when the index has no `ann` shard (or no vectors).
 pub async fn ann_report<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQuery], depths: &[usize]) -> Result<Option<AnnReport>> {
-    use wikantik::dense::{ann_index, query_encoder, scan_partitions};
+    use wikantik::dense::{ann_index, embed_query, query_encoder, scan_partitions};
     let (Some(info), Some(graph), Some(encoder)) =
         (reader.manifest().dense.as_ref(), ann_index(reader).await?, query_encoder(reader).await?)
     else {
@@ -157,7 +157,7 @@ pub async fn ann_report<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQ
     let mut sums = vec![0.0; depths.len()];
     let (mut exact_ms, mut ann_ms) = (0.0, 0.0);
     for q in queries {
-        let vector = encoder.embed(&q.query)?;
+        let vector = embed_query(reader, &encoder, &q.query).await?;
         let t = Instant::now();
         let exact = scan_partitions(&partitions, &vector, deepest)?;
         exact_ms += t.elapsed().as_secs_f64() * 1000.0;
@@ -205,7 +205,7 @@ pub async fn ivf_report<S: ShardStore, E: ShardStore>(
     depths: &[usize],
 ) -> Result<Option<IvfReport>> {
     use std::collections::HashSet;
-    use wikantik::dense::{dense_candidates, query_encoder};
+    use wikantik::dense::{dense_candidates, embed_query, query_encoder};
     use wikantik::shard::ShardKind;
     let manifest = probed.manifest();
     let (Some(info), Some(lists), Some(encoder)) = (manifest.dense.as_ref(), probed.vector_lists().await?, query_encoder(probed).await?) else {
@@ -216,7 +216,7 @@ pub async fn ivf_report<S: ShardStore, E: ShardStore>(
     let mut sums = vec![0.0; depths.len()];
     let mut fetched = 0.0;
     for q in queries {
-        let vector = encoder.embed(&q.query)?;
+        let vector = embed_query(probed, &encoder, &q.query).await?;
         fetched += lists.nearest(&vector, lists.probe as usize)?.into_iter().map(list_size).sum::<u64>() as f64;
         for (sum, &k) in sums.iter_mut().zip(depths) {
             let found: HashSet<_> = dense_candidates(probed, &q.query, k).await?.unwrap_or_default().into_iter().map(|(key, _)| key).collect();

@@ -446,7 +446,7 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
                 .iter()
                 .map(|q| {
                     let t = thread_cpu_ms();
-                    let _ = encoder.embed(&q.query);
+                    let _ = pollster::block_on(wikantik::dense::embed_query(&reader, &encoder, &q.query));
                     thread_cpu_ms() - t
                 })
                 .collect();

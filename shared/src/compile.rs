@@ -26,7 +26,7 @@ use crate::lexical::{LexicalIndexBuilder, SectionKey, TermEntry, TermPartition};
 use crate::links::link_targets;
 use crate::manifest::{BuildStats, Manifest};
 use crate::page::{derived_canonical_id, is_valid_ulid, slug_from_file_name, split_frontmatter, Frontmatter};
-use crate::shard::{content_defined_partitions, encode_shard, EncodedShard, Pointer, ShardKind};
+use crate::shard::{content_defined_partitions, encode_blob, encode_shard, EncodedShard, Pointer, ShardKind};
 use crate::spine::{ConflictKind, PageFacts, Spine};
 use crate::tokens::estimate_tokens;
 
@@ -63,6 +63,9 @@ pub struct CompileOptions {
     /// Builds with vectors and at least this many sections also get an `ann` (HNSW) shard
     /// (`ann::ANN_THRESHOLD`; 0 forces it, e.g. `index-builder eval --ann-threshold 0`).
     pub ann_threshold: usize,
+    /// Rows per block of the lite profile's `static-rows` blob
+    /// (`encoder::lite::ROWS_PER_BLOCK`; tests use small blocks).
+    pub lite_rows_per_block: usize,
 }
 
 impl Default for CompileOptions {
@@ -77,6 +80,7 @@ impl Default for CompileOptions {
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
             entity_sidecar: None,
             ann_threshold: crate::ann::ANN_THRESHOLD,
+            lite_rows_per_block: crate::encoder::lite::ROWS_PER_BLOCK,
         }
     }
 }
@@ -620,9 +624,12 @@ pub fn compile_with_vectors(
     let mut encoder_id = None;
     match (vectors, &lite_table) {
         (Some(_), Some(table)) => {
-            let shard = encode_shard(ShardKind::StaticEncoder, 0, table, None, None)?;
+            // The head (tokenizer, shape, block hashes) and the rows as a blob read by block.
+            let (head, rows) = table.split(options.lite_rows_per_block)?;
+            let shard = encode_shard(ShardKind::StaticEncoder, 0, &head, None, None)?;
             encoder_id = Some(format!("{}@{}", table.name, &shard.entry.sha256[..16]));
             shards.push(shard);
+            shards.push(encode_blob(ShardKind::StaticRows, 0, rows));
         }
         (Some(v), None) => shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?),
         (None, _) => {}

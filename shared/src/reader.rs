@@ -24,6 +24,31 @@ use crate::shard::{decode_shard_sized, Pointer, ShardEntry, ShardKind, POINTER_N
 #[allow(async_fn_in_trait)]
 pub trait ShardStore {
     async fn get(&self, name: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Bytes `offset .. offset + len` of an object (`Ok(None)` when it does not exist), for
+    /// blob objects read by block (`static-rows`). The default reads the whole object and
+    /// slices it — correct, not cheap; stores that can read a range override it, and count
+    /// only the bytes they fetched. Fewer bytes than asked for is an error (the reader also
+    /// checks).
+    async fn get_range(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        match self.get(name).await? {
+            Some(bytes) => slice_range(name, &bytes, offset, len).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Bytes `offset .. offset + len` of `bytes` (the object `name`), or an error naming the
+/// object when the range runs past its end.
+pub fn slice_range(name: &str, bytes: &[u8], offset: u64, len: u64) -> Result<Vec<u8>> {
+    let range = usize::try_from(offset)
+        .ok()
+        .zip(usize::try_from(len).ok())
+        .and_then(|(start, len)| Some(start..start.checked_add(len)?));
+    range.and_then(|r| bytes.get(r)).map(<[u8]>::to_vec).ok_or_else(|| Error::StoreUnavailable {
+        name: name.to_string(),
+        message: format!("range {offset}+{len} runs past the object's end ({} bytes)", bytes.len()),
+    })
 }
 
 /// Read one object; a failure of the store itself becomes [`Error::StoreUnavailable`] naming
@@ -33,6 +58,26 @@ async fn fetch<S: ShardStore>(store: &S, name: &str) -> Result<Option<Vec<u8>>> 
         e @ Error::StoreUnavailable { .. } => e,
         other => Error::StoreUnavailable { name: name.to_string(), message: other.to_string() },
     })
+}
+
+/// Read `len` bytes at `offset` of one object, like [`fetch`]; a missing object is
+/// [`Error::MissingShard`] and a short answer is [`Error::StoreUnavailable`], both naming it.
+async fn fetch_range<S: ShardStore>(store: &S, name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let bytes = store
+        .get_range(name, offset, len)
+        .await
+        .map_err(|e| match e {
+            e @ Error::StoreUnavailable { .. } => e,
+            other => Error::StoreUnavailable { name: name.to_string(), message: other.to_string() },
+        })?
+        .ok_or_else(|| Error::MissingShard { name: name.to_string() })?;
+    if bytes.len() as u64 != len {
+        return Err(Error::StoreUnavailable {
+            name: name.to_string(),
+            message: format!("asked for {len} bytes at {offset}, got {}", bytes.len()),
+        });
+    }
+    Ok(bytes)
 }
 
 /// Decoded shards keyed by SHA-256, evicting the least recently used past a byte budget
@@ -178,11 +223,42 @@ impl<S: ShardStore> IndexReader<S> {
         if let Some(hit) = self.cache.get::<T>(&key) {
             return Ok(hit);
         }
-        let bytes = self.store.get(&entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+        let bytes = fetch(&self.store, &entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
         let (payload, decoded_size) = decode_shard_sized::<P>(entry, &bytes)?;
         drop(bytes);
         let value = Arc::new(derive(payload)?);
         self.cache.insert(&key, decoded_size.max(entry.size), value.clone());
+        Ok(value)
+    }
+
+    /// Block `block` of a blob object (`entry`, e.g. the `static-rows` of the lite encoder):
+    /// bytes `offset .. offset + len` fetched by range, checked against `sha256` (the block's
+    /// hash as its head lists it; a mismatch names the object and the block), decoded by
+    /// `decode` and cached under `<object sha256>:<block>`, so warm queries reuse it and the
+    /// cache's byte budget counts it.
+    pub async fn load_block<T: Send + Sync + 'static>(
+        &self,
+        entry: &ShardEntry,
+        block: u64,
+        (offset, len): (u64, u64),
+        sha256: &[u8; 32],
+        decode: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Arc<T>> {
+        let key = format!("{}:{block}", entry.sha256);
+        if let Some(hit) = self.cache.get::<T>(&key) {
+            return Ok(hit);
+        }
+        let bytes = fetch_range(&self.store, &entry.name, offset, len).await?;
+        let actual = crate::hashing::sha256(&bytes);
+        if &actual != sha256 {
+            return Err(Error::ShardHashMismatch {
+                name: format!("{} block {block}", entry.name),
+                expected: crate::hashing::to_hex(sha256),
+                actual: crate::hashing::to_hex(&actual),
+            });
+        }
+        let value = Arc::new(decode(&bytes)?);
+        self.cache.insert(&key, len, value.clone());
         Ok(value)
     }
 
@@ -304,6 +380,35 @@ mod tests {
         assert_eq!(cache.usage(), (90, 2));
         assert!(cache.get::<String>("a").is_none(), "wrong type is a miss, not a panic");
     }
+
+    /// A store with only `get`: ranges come from the default (whole object, sliced).
+    struct WholeOnly(MemoryStore);
+
+    impl ShardStore for WholeOnly {
+        async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+            self.0.get(name).await
+        }
+    }
+
+    #[test]
+    fn range_reads_return_exactly_the_range_or_an_error_naming_the_object() {
+        let mut memory = MemoryStore::default();
+        memory.put("shards/blob.bin", (0u8..50).collect());
+        let ranged = |offset, len| {
+            let a = pollster::block_on(memory.get_range("shards/blob.bin", offset, len));
+            let b = pollster::block_on(WholeOnly(memory.clone()).get_range("shards/blob.bin", offset, len));
+            assert_eq!(a, b, "MemoryStore and the default agree at {offset}+{len}");
+            a
+        };
+        assert_eq!(ranged(3, 4), Ok(Some(vec![3, 4, 5, 6])));
+        assert_eq!(ranged(46, 4), Ok(Some(vec![46, 47, 48, 49])));
+        assert_eq!(ranged(50, 0), Ok(Some(vec![])));
+        for (offset, len) in [(47, 4), (60, 1), (u64::MAX, 2)] {
+            let err = ranged(offset, len).expect_err("past the end");
+            assert!(matches!(&err, Error::StoreUnavailable { name, .. } if name == "shards/blob.bin"), "{err:?}");
+        }
+        assert_eq!(pollster::block_on(memory.get_range("shards/none.bin", 0, 1)), Ok(None));
+    }
 }
 
 /// The current index for a long-lived host: re-reads the pointer at most every `ttl_ms`
@@ -419,5 +524,9 @@ impl MemoryStore {
 impl ShardStore for MemoryStore {
     async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
         Ok(self.objects.get(name).cloned())
+    }
+
+    async fn get_range(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        self.objects.get(name).map(|bytes| slice_range(name, bytes, offset, len)).transpose()
     }
 }

@@ -73,9 +73,14 @@ pub enum ShardKind {
     /// least `CompileOptions::ann_threshold` sections. Its presence switches dense retrieval
     /// from the exact scan to the graph search.
     Ann,
-    /// The lite profile's static token table (`encoder::lite::StaticTableShard`), one shard
-    /// (only with `vectors` and the `lite` profile).
+    /// The lite profile's query encoder, one shard (only with `vectors` and the `lite`
+    /// profile): the table's head (`encoder::lite::StaticTableHead`: tokenizer, shape, block
+    /// hashes) when the index also lists `static-rows`; in older indexes the whole table
+    /// (`encoder::lite::StaticTableShard`).
     StaticEncoder,
+    /// The lite table's rows as one raw blob (not CBOR, named `….bin`), read by block with
+    /// range requests; its layout and block hashes are in the `static-encoder` head.
+    StaticRows,
 }
 
 impl ShardKind {
@@ -98,6 +103,7 @@ impl ShardKind {
             ShardKind::Model => "model",
             ShardKind::Ann => "ann",
             ShardKind::StaticEncoder => "static-encoder",
+            ShardKind::StaticRows => "static-rows",
         }
     }
 }
@@ -208,6 +214,18 @@ pub fn encode_shard<T: Serialize>(
         entry: ShardEntry { kind, partition, name, size: bytes.len() as u64, sha256, first_key, last_key },
         bytes,
     })
+}
+
+/// A raw blob object of `kind`/`partition` (no CBOR envelope, never compressed: readers fetch
+/// byte ranges of it), named `shards/<kind>-<partition>-<sha256[..20]>.bin` and listed in the
+/// manifest with its whole-object hash and size like any shard.
+pub fn encode_blob(kind: ShardKind, partition: u32, bytes: Vec<u8>) -> EncodedShard {
+    let sha256 = sha256_hex(&bytes);
+    let name = format!("shards/{}-{}-{}.bin", kind.as_str(), partition, &sha256[..20]);
+    EncodedShard {
+        entry: ShardEntry { kind, partition, name, size: bytes.len() as u64, sha256, first_key: None, last_key: None },
+        bytes,
+    }
 }
 
 /// Verify `bytes` against `entry` (hash, format version, kind, partition) and decode the payload.

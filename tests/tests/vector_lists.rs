@@ -63,7 +63,8 @@ fn a_cold_dense_query_fetches_only_its_probed_lists() {
 
     // The ranking is the exact scan of the probed lists' rows.
     let partitions = block_on(reader.vectors_of(&probed)).expect("probed lists");
-    let vector = block_on(wikantik::dense::query_encoder(&reader)).expect("encoder").expect("encoder").embed("compiler garden").expect("embed");
+    let encoder = block_on(wikantik::dense::query_encoder(&reader)).expect("encoder").expect("encoder");
+    let vector = block_on(wikantik::dense::embed_query(&reader, &encoder, "compiler garden")).expect("embed");
     assert_eq!(hits.sections, scan_partitions(&partitions, &vector, 50).expect("scan"));
     // The same query again is served from the cache.
     let before = store.reads();

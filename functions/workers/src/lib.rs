@@ -1,7 +1,8 @@
 //! Cloudflare Workers adapter: a thin layer over the core.
 //!
-//! * shards come from the R2 binding `SHARDS` (`bucket.get(key)`, whole objects: every shard
-//!   is hash-verified as a whole, so range reads would not save a byte);
+//! * shards come from the R2 binding `SHARDS` (`bucket.get(key)`: whole objects, since every
+//!   shard is hash-verified as a whole; the lite encoder's `static-rows` blob is read by
+//!   block with an R2 range get, each block verified against its head's hash);
 //! * one instance-level [`IndexHandle`] per isolate (a `thread_local!`: an isolate is single
 //!   threaded and keeps Rust statics alive across requests), so the pointer is re-read at most
 //!   every `WIKANTIK_POINTER_TTL_SECS` and decoded shards stay cached by content hash within
@@ -61,6 +62,25 @@ mod worker_impl {
             let Some(body) = object.body() else { return Ok(None) };
             let bytes = body.bytes().await.map_err(|e| CoreError::Invalid(format!("R2 read {key}: {e}")))?;
             FETCHED.with(|f| f.set(f.get() + bytes.len() as u64));
+            Ok(Some(bytes))
+        }
+
+        async fn get_range(&self, name: &str, offset: u64, len: u64) -> CoreResult<Option<Vec<u8>>> {
+            let key = format!("{}{}", self.prefix, name);
+            let object = self
+                .bucket
+                .get(&key)
+                .range(Range::OffsetWithLength { offset, length: len })
+                .execute()
+                .await
+                .map_err(|e| CoreError::Invalid(format!("R2 get {key} bytes {offset}+{len}: {e}")))?;
+            let Some(object) = object else { return Ok(None) };
+            let Some(body) = object.body() else { return Ok(None) };
+            let bytes = body.bytes().await.map_err(|e| CoreError::Invalid(format!("R2 read {key} bytes {offset}+{len}: {e}")))?;
+            FETCHED.with(|f| f.set(f.get() + bytes.len() as u64));
+            if bytes.len() as u64 != len {
+                return Err(CoreError::Invalid(format!("R2 get {key}: asked for {len} bytes at {offset}, got {}", bytes.len())));
+            }
             Ok(Some(bytes))
         }
     }

@@ -7,6 +7,17 @@
 //! embedding of the same text: lite queries are compared with the *same* section vectors the
 //! quality profile uses, without running (or even loading) the transformer. A query costs a
 //! tokenization and a few hundred multiply-adds per token.
+//!
+//! Storage: the build trains a [`StaticTableShard`] (the whole table) and the index carries it
+//! split in two (docs/SHARD-FORMAT.md): a small `static-encoder` **head**
+//! ([`StaticTableHead`]: tokenizer, shape, the SHA-256 of every row block) and the rows as one
+//! raw `static-rows` blob of fixed-size blocks ([`BlockLayout`]). A query fetches only the
+//! blocks its tokens fall in (range reads, `dense::embed_query`), so a cold instance reads a
+//! few hundred KB instead of the whole table. Indexes written before the split carry the whole
+//! table in the `static-encoder` shard and are still served ([`StaticEncoder::from_shard`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 #[cfg(feature = "dense")]
@@ -53,32 +64,194 @@ impl StaticTableShard {
     }
 }
 
-/// A ready-to-run static encoder built from a [`StaticTableShard`].
+/// Rows per block of the `static-rows` blob: 16 rows of MiniLM's 384 dimensions are 6.2 KB a
+/// block, 1,908 blocks (61 KB of block hashes in the head) for its 30,522-token vocabulary.
+/// Measured on the real corpus's table (`examples/lite_bench.rs`, docs/MODEL.md): head plus the
+/// blocks of the bundle query is smallest at 16 (596 KB; 8: 623, 32: 634, 128: 1,020 KB) — the
+/// tokenizer is most of the head, so smaller blocks buy little and cost hashes.
+pub const ROWS_PER_BLOCK: usize = 16;
+
+impl StaticTableShard {
+    /// Splits the table into the head the index carries as its `static-encoder` shard and the
+    /// `static-rows` blob: `rows_per_block` rows a block, each row its `dim` int8 codes then
+    /// its f32 scale (little-endian); block `b` starts at `b × rows_per_block × (dim + 4)`.
+    pub fn split(&self, rows_per_block: usize) -> Result<(StaticTableHead, Vec<u8>), Error> {
+        let dim = self.dim;
+        if dim == 0 || rows_per_block == 0 {
+            return Err(Error::Encoder("static table: dim and rows per block must be positive".into()));
+        }
+        self.table.check("static table", self.table.rows, dim).map_err(Error::Encoder)?;
+        let rows = self.table.rows;
+        let mut blob = Vec::with_capacity(rows * (dim + 4));
+        let mut block_sha256 = Vec::with_capacity(rows.div_ceil(rows_per_block) * 32);
+        for start in (0..rows).step_by(rows_per_block) {
+            let begin = blob.len();
+            for r in start..(start + rows_per_block).min(rows) {
+                let (Some(codes), Some(scale)) = (self.table.data.0.get(r * dim..(r + 1) * dim), self.table.scales.0.get(r)) else {
+                    return Err(Error::Encoder(format!("static table: row {r} is missing")));
+                };
+                blob.extend(codes.iter().map(|&q| q as u8));
+                blob.extend_from_slice(&scale.to_le_bytes());
+            }
+            block_sha256.extend_from_slice(&crate::hashing::sha256(&blob[begin..]));
+        }
+        let head = StaticTableHead {
+            name: self.name.clone(),
+            teacher: self.teacher.clone(),
+            dim,
+            max_tokens: self.max_tokens,
+            tokenizer_json: self.tokenizer_json.clone(),
+            rows,
+            rows_per_block,
+            block_sha256: serde_bytes::ByteBuf::from(block_sha256),
+        };
+        Ok((head, blob))
+    }
+}
+
+/// Largest `dim` a head may declare (MiniLM's is 384), so row sizes cannot overflow.
+const MAX_DIM: usize = 1 << 16;
+
+/// The lite encoder's head, the `static-encoder` shard of an index that also lists a
+/// `static-rows` blob: everything but the rows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StaticTableHead {
+    /// As in [`StaticTableShard`].
+    pub name: String,
+    pub teacher: String,
+    pub dim: usize,
+    pub max_tokens: usize,
+    pub tokenizer_json: String,
+    /// Rows in the blob (the vocabulary size).
+    pub rows: usize,
+    /// Rows per block (the last block may hold fewer).
+    pub rows_per_block: usize,
+    /// The SHA-256 of every block, 32 bytes each, in block order.
+    pub block_sha256: serde_bytes::ByteBuf,
+}
+
+/// Where a `static-rows` blob keeps each row, and what each block must hash to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockLayout {
+    rows: usize,
+    rows_per_block: usize,
+    dim: usize,
+    hashes: Vec<[u8; 32]>,
+}
+
+impl BlockLayout {
+    /// Checks a head against the blob's size (from its manifest entry).
+    pub fn from_head(head: &StaticTableHead, blob_size: u64) -> Result<BlockLayout, Error> {
+        let bad = |what: String| Error::Encoder(format!("static table head: {what}"));
+        if head.dim == 0 || head.dim > MAX_DIM || head.rows == 0 || head.rows_per_block == 0 {
+            return Err(bad(format!("dim must be 1..={MAX_DIM}, rows and rows per block positive")));
+        }
+        let blocks = head.rows.div_ceil(head.rows_per_block);
+        if head.block_sha256.len() != blocks.saturating_mul(32) {
+            return Err(bad(format!("{} bytes of block hashes for {blocks} blocks", head.block_sha256.len())));
+        }
+        let expected = (head.rows as u64).checked_mul(head.dim as u64 + 4);
+        if expected != Some(blob_size) {
+            return Err(bad(format!("{} rows of {} dimensions do not fill the {blob_size}-byte blob", head.rows, head.dim)));
+        }
+        let hashes = head.block_sha256.chunks_exact(32).filter_map(|h| <[u8; 32]>::try_from(h).ok()).collect();
+        Ok(BlockLayout { rows: head.rows, rows_per_block: head.rows_per_block, dim: head.dim, hashes })
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// The block holding token `id`'s row; an id outside the table is an error.
+    pub fn block_of(&self, id: u32) -> Result<usize, Error> {
+        let id = id as usize;
+        if id >= self.rows {
+            return Err(Error::Encoder(format!("token id {id} outside the static table")));
+        }
+        Ok(id / self.rows_per_block)
+    }
+
+    /// Byte offset and length of `block` in the blob.
+    pub fn range(&self, block: usize) -> (u64, u64) {
+        let row_bytes = (self.dim + 4) as u64;
+        let first = block.saturating_mul(self.rows_per_block).min(self.rows);
+        let rows = self.rows_per_block.min(self.rows - first);
+        (first as u64 * row_bytes, rows as u64 * row_bytes)
+    }
+
+    /// What `block` must hash to (`None` past the last block).
+    pub fn hash(&self, block: usize) -> Option<&[u8; 32]> {
+        self.hashes.get(block)
+    }
+
+    /// Decodes the (verified) bytes of `block` into its rows.
+    pub fn decode_block(&self, block: usize, bytes: &[u8]) -> Result<QuantMatrix, Error> {
+        let row_bytes = self.dim + 4;
+        if bytes.len() as u64 != self.range(block).1 {
+            return Err(Error::Encoder(format!("static table block {block}: {} bytes, expected {}", bytes.len(), self.range(block).1)));
+        }
+        let rows = bytes.len() / row_bytes;
+        let mut data = Vec::with_capacity(rows * self.dim);
+        let mut scales = Vec::with_capacity(rows);
+        for row in bytes.chunks_exact(row_bytes) {
+            let (codes, scale) = row.split_at(self.dim);
+            data.extend(codes.iter().map(|&b| b as i8));
+            let mut le = [0u8; 4];
+            le.copy_from_slice(scale);
+            scales.push(f32::from_le_bytes(le));
+        }
+        Ok(QuantMatrix { rows, cols: self.dim, data: super::I8Bytes(data), scales: super::F32Bytes(scales) })
+    }
+
+    /// Token `id`'s row (codes and scale) from the loaded `blocks` (by block number).
+    pub fn row<'a>(&self, blocks: &'a BTreeMap<usize, Arc<QuantMatrix>>, id: usize) -> Option<(&'a [i8], f32)> {
+        let block = blocks.get(&(id / self.rows_per_block))?;
+        let r = id % self.rows_per_block;
+        Some((block.data.0.get(r * self.dim..(r + 1) * self.dim)?, *block.scales.0.get(r)?))
+    }
+}
+
+/// Where a [`StaticEncoder`] finds its rows.
+pub enum StaticRows {
+    /// The whole table in memory (an index written before the head/rows split).
+    Whole(QuantMatrix),
+    /// Read by block from the `static-rows` blob (`dense::embed_query`).
+    Blocks(BlockLayout),
+}
+
+/// A ready-to-run static encoder: the tokenizer (parsed once) and where the rows are.
 #[cfg(feature = "dense")]
 pub struct StaticEncoder {
     name: String,
     tokenizer: Tokenizer,
-    table: QuantMatrix,
+    dim: usize,
+    rows: StaticRows,
 }
 
 #[cfg(feature = "dense")]
 impl StaticEncoder {
-    /// Checks the shard's shape and parses its tokenizer.
+    /// The whole table in memory: checks the shard's shape and parses its tokenizer.
     pub fn from_shard(shard: StaticTableShard) -> Result<StaticEncoder, Error> {
         let StaticTableShard { name, dim, max_tokens, tokenizer_json, table, .. } = shard;
-        if dim == 0 || max_tokens < 2 {
-            return Err(Error::Encoder("static table: dim and max_tokens must be positive".into()));
-        }
         table
             .check("static table", table.rows, dim)
             .map_err(Error::Encoder)?;
-        let tokenizer = load_tokenizer(&tokenizer_json, max_tokens)?;
-        if tokenizer.get_vocab_size(true) > table.rows {
-            return Err(Error::Encoder(
-                "static table: the tokenizer's vocabulary is larger than the table".into(),
-            ));
-        }
-        Ok(StaticEncoder { name, tokenizer, table })
+        let tokenizer = checked_tokenizer(dim, max_tokens, &tokenizer_json, table.rows)?;
+        Ok(StaticEncoder { name, tokenizer, dim, rows: StaticRows::Whole(table) })
+    }
+
+    /// The rows read by block: checks the head against the blob's size (its manifest entry)
+    /// and parses the tokenizer.
+    pub fn from_head(head: StaticTableHead, blob_size: u64) -> Result<StaticEncoder, Error> {
+        let layout = BlockLayout::from_head(&head, blob_size)?;
+        let tokenizer = checked_tokenizer(head.dim, head.max_tokens, &head.tokenizer_json, head.rows)?;
+        Ok(StaticEncoder { name: head.name, tokenizer, dim: head.dim, rows: StaticRows::Blocks(layout) })
+    }
+
+    /// Where the rows are.
+    pub fn rows(&self) -> &StaticRows {
+        &self.rows
     }
 
     /// The table's name as recorded in the shard.
@@ -88,7 +261,7 @@ impl StaticEncoder {
 
     /// Output dimension.
     pub fn dim(&self) -> usize {
-        self.table.cols
+        self.dim
     }
 
     /// Token ids of `text` (`[CLS] … [SEP]`, truncated like the teacher).
@@ -96,22 +269,30 @@ impl StaticEncoder {
         token_ids(&self.tokenizer, text)
     }
 
-    /// The L2-normalised embedding of `text` (`dim` values).
+    /// The L2-normalised embedding of `text` (`dim` values), with the whole table in memory
+    /// (rows read by block go through `dense::embed_query`).
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, Error> {
         let ids = self.tokenize(text)?;
         self.embed_ids(&ids)
     }
 
-    /// The embedding of already tokenized input: the normalised sum of the rows.
+    /// The embedding of already tokenized input from the whole table in memory.
     pub fn embed_ids(&self, ids: &[u32]) -> Result<Vec<f32>, Error> {
-        let dim = self.table.cols;
+        let StaticRows::Whole(table) = &self.rows else {
+            return Err(Error::Encoder("the static table is read by block: embed through dense::embed_query".into()));
+        };
+        let dim = self.dim;
+        self.embed_ids_with(ids, |id| Some((table.data.0.get(id * dim..(id + 1) * dim)?, *table.scales.0.get(id)?)))
+    }
+
+    /// The embedding of already tokenized input: the normalised sum of the rows `row` gives
+    /// (codes and scale of a token id; `None`: not in the table).
+    pub fn embed_ids_with<'a>(&self, ids: &[u32], row: impl Fn(usize) -> Option<(&'a [i8], f32)>) -> Result<Vec<f32>, Error> {
+        let dim = self.dim;
         let mut sum = vec![0f32; dim];
         for &id in ids {
             let id = id as usize;
-            let (Some(row), Some(&scale)) = (
-                self.table.data.0.get(id * dim..(id + 1) * dim),
-                self.table.scales.0.get(id),
-            ) else {
+            let Some((row, scale)) = row(id).filter(|(r, _)| r.len() == dim) else {
                 return Err(Error::Encoder(format!("token id {id} outside the static table")));
             };
             for (s, &q) in sum.iter_mut().zip(row) {
@@ -125,6 +306,19 @@ impl StaticEncoder {
         sum.iter_mut().for_each(|x| *x /= norm);
         Ok(sum)
     }
+}
+
+/// Parses the tokenizer after checking the shape it will be used with.
+#[cfg(feature = "dense")]
+fn checked_tokenizer(dim: usize, max_tokens: usize, tokenizer_json: &str, rows: usize) -> Result<Tokenizer, Error> {
+    if dim == 0 || max_tokens < 2 {
+        return Err(Error::Encoder("static table: dim and max_tokens must be positive".into()));
+    }
+    let tokenizer = load_tokenizer(tokenizer_json, max_tokens)?;
+    if tokenizer.get_vocab_size(true) > rows {
+        return Err(Error::Encoder("static table: the tokenizer's vocabulary is larger than the table".into()));
+    }
+    Ok(tokenizer)
 }
 
 #[cfg(all(test, feature = "dense"))]
@@ -188,5 +382,30 @@ mod tests {
         broken.tokenizer_json = "{".into();
         assert!(StaticEncoder::from_shard(broken).is_err());
         assert!(StaticTableShard::from_cbor(b"\x01").is_err());
+    }
+
+    #[test]
+    fn a_head_must_match_its_blob() {
+        let s = shard();
+        let (head, blob) = s.split(3).unwrap();
+        assert_eq!((head.rows, blob.len(), head.block_sha256.len()), (8, 8 * 8, 3 * 32));
+        let layout = BlockLayout::from_head(&head, blob.len() as u64).unwrap();
+        assert_eq!((layout.blocks(), layout.range(2)), (3, (48, 16)), "the last block holds the 2 remaining rows");
+        assert_eq!(layout.block_of(7).unwrap(), 2);
+        assert!(layout.block_of(8).is_err(), "past the table");
+        let rows = layout.decode_block(2, &blob[48..]).unwrap();
+        assert_eq!(rows.dequantize_row(1), s.table.dequantize_row(7));
+        assert!(layout.decode_block(2, &blob[40..]).is_err(), "wrong length");
+        assert!(StaticEncoder::from_head(head.clone(), blob.len() as u64).is_ok());
+        assert!(StaticEncoder::from_head(head.clone(), blob.len() as u64 - 1).is_err(), "blob size");
+        let mut hashes = head.clone();
+        hashes.block_sha256.truncate(64);
+        assert!(StaticEncoder::from_head(hashes, blob.len() as u64).is_err(), "a hash per block");
+        let mut zero = head.clone();
+        zero.rows_per_block = 0;
+        assert!(StaticEncoder::from_head(zero, blob.len() as u64).is_err());
+        let blocked = StaticEncoder::from_head(head, blob.len() as u64).unwrap();
+        assert!(blocked.embed("roll").is_err(), "rows read by block embed through dense::embed_query");
+        assert!(s.split(0).is_err());
     }
 }
