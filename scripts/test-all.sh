@@ -21,7 +21,14 @@ echo "== publish tests against a local S3-compatible server (moto)"
 scripts/s3-tests.sh
 
 echo "== edge: native host, Workers in workerd (local R2), Spin component under wasmtime (moto S3): identical responses"
-scripts/edge-tests.sh
+# With the model (eval.sh fetched it) the edge index carries vectors and the lite profile, so
+# the suite also covers dense retrieval, the vector lists and the lite table's ranged reads
+# (R2 range gets, HTTP Range requests) on every target; without it, a lexical-only index.
+if [ -d .cache/models/all-MiniLM-L6-v2 ]; then
+    EDGE_MODEL=.cache/models/all-MiniLM-L6-v2 EDGE_PROFILE=lite scripts/edge-tests.sh
+else
+    scripts/edge-tests.sh
+fi
 
 echo "== reliability: bounded load test against the Worker in workerd (wrangler dev, local R2)"
 scripts/edge-load-test.sh 500 60
