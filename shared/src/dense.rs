@@ -356,6 +356,14 @@ pub struct DenseHits {
 /// [`dense_candidates`] plus the page cards' cosines, from one query embedding.
 #[cfg(feature = "dense")]
 pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, limit: usize) -> Result<Option<DenseHits>> {
+    let Some(vector) = query_vector(reader, query).await? else { return Ok(None) };
+    Ok(Some(dense_search_vector(reader, &vector, limit).await?))
+}
+
+/// The query's embedding by the index's query encoder; `Ok(None)` when the index carries no
+/// vectors (or no encoder) or the query is blank.
+#[cfg(feature = "dense")]
+pub async fn query_vector<S: ShardStore>(reader: &IndexReader<S>, query: &str) -> Result<Option<Vec<f32>>> {
     let Some(info) = reader.manifest().dense.as_ref() else { return Ok(None) };
     if query.trim().is_empty() {
         return Ok(None);
@@ -365,16 +373,47 @@ pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, l
     if vector.len() != info.dim as usize {
         return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
     }
+    Ok(Some(vector))
+}
+
+/// Without the query encoder (cargo feature `dense` off) there is no query vector.
+#[cfg(not(feature = "dense"))]
+pub async fn query_vector<S: ShardStore>(_reader: &IndexReader<S>, _query: &str) -> Result<Option<Vec<f32>>> {
+    Ok(None)
+}
+
+/// The `limit` sections most similar to a query vector (HNSW graph when the index has one,
+/// else the exact scan) and every page card's cosine.
+pub async fn dense_search_vector<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], limit: usize) -> Result<DenseHits> {
     let partitions = reader.vectors().await?;
     let sections = match ann_index(reader).await? {
-        Some(graph) => graph.search(&partitions, &vector, limit)?,
-        None => scan_partitions(&partitions, &vector, limit)?,
+        Some(graph) => graph.search(&partitions, vector, limit)?,
+        None => scan_partitions(&partitions, vector, limit)?,
     };
     let mut cards = Vec::new();
     for partition in &partitions {
-        partition.scan_cards(&vector, &mut cards)?;
+        partition.scan_cards(vector, &mut cards)?;
     }
-    Ok(Some(DenseHits { sections, cards: cards.into_iter().collect() }))
+    Ok(DenseHits { sections, cards: cards.into_iter().collect() })
+}
+
+/// The cosine of `vector` with each section of `keys` that has a vector (exact, from its
+/// row): the dense score of a candidate that only the lexical side found.
+pub async fn section_cosines<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], keys: &[SectionKey]) -> Result<std::collections::BTreeMap<SectionKey, f32>> {
+    let partitions = reader.vectors().await?;
+    let mut out = std::collections::BTreeMap::new();
+    for key in keys {
+        for partition in &partitions {
+            let Ok(i) = partition.keys.binary_search(&key.0) else { continue };
+            if let Some(row) = partition.row(i) {
+                if row.len() == vector.len() {
+                    out.insert(*key, row.iter().zip(vector).map(|(a, b)| a * b).sum());
+                }
+            }
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// The index's HNSW graph (decoded and validated once per instance, cached under the `ann`
