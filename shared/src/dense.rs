@@ -389,38 +389,89 @@ pub struct DenseHits {
 /// [`dense_candidates`] plus the page cards' cosines, from one query embedding.
 #[cfg(feature = "dense")]
 pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, limit: usize) -> Result<Option<DenseHits>> {
+    let Some(vector) = query_vector(reader, query).await? else { return Ok(None) };
+    Ok(Some(dense_search_vector(reader, &vector, limit).await?))
+}
+
+/// The query's embedding by the index's query encoder; `Ok(None)` when the index carries no
+/// vectors (or no encoder) or the query is blank.
+#[cfg(feature = "dense")]
+pub async fn query_vector<S: ShardStore>(reader: &IndexReader<S>, query: &str) -> Result<Option<Vec<f32>>> {
     let Some(info) = reader.manifest().dense.as_ref() else { return Ok(None) };
     if query.trim().is_empty() {
         return Ok(None);
     }
-    // Cold, the encoder, the lists' directory and the cards are independent fetches.
-    let (encoder, lists, card_shard, graph) = futures_util::join!(query_encoder(reader), reader.vector_lists(), reader.cards(), ann_index(reader));
+    // Cold, the encoder and the shards every dense search reads next are independent
+    // fetches: start them together (what they load is cached; their errors resurface there).
+    let (encoder, _, _, _) = futures_util::join!(query_encoder(reader), reader.vector_lists(), reader.cards(), ann_index(reader));
     let Some(encoder) = encoder? else { return Ok(None) };
     let vector = embed_query(reader, &encoder, query).await?;
     if vector.len() != info.dim as usize {
         return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
     }
-    let (sections, partitions) = if let Some(graph) = graph? {
-        let partitions = reader.vectors().await?;
-        (graph.search(&partitions, &vector, limit)?, partitions)
-    } else if let Some(lists) = lists? {
-        let probed = reader.vectors_of(&lists.nearest(&vector, lists.probe as usize)?).await?;
-        (scan_partitions(&probed, &vector, limit)?, probed)
-    } else {
-        let partitions = reader.vectors().await?;
-        (scan_partitions(&partitions, &vector, limit)?, partitions)
+    Ok(Some(vector))
+}
+
+/// Without the query encoder (cargo feature `dense` off) there is no query vector.
+#[cfg(not(feature = "dense"))]
+pub async fn query_vector<S: ShardStore>(_reader: &IndexReader<S>, _query: &str) -> Result<Option<Vec<f32>>> {
+    Ok(None)
+}
+
+/// The `vectors` partitions a search for `vector` reads: with vector lists ([`crate::ivf`])
+/// only the probed lists, otherwise (exact scan, or the HNSW graph's rows) all of them.
+async fn searched_partitions<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], graph: bool) -> Result<Vec<std::sync::Arc<VectorPartition>>> {
+    if !graph {
+        if let Some(lists) = reader.vector_lists().await? {
+            return reader.vectors_of(&lists.nearest(vector, lists.probe as usize)?).await;
+        }
+    }
+    reader.vectors().await
+}
+
+/// The `limit` sections most similar to a query vector (the HNSW graph when the index has
+/// one, else the exact scan of the searched partitions) and every page card's cosine.
+pub async fn dense_search_vector<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], limit: usize) -> Result<DenseHits> {
+    let (graph, card_shard) = futures_util::join!(ann_index(reader), reader.cards());
+    let graph = graph?;
+    let partitions = searched_partitions(reader, vector, graph.is_some()).await?;
+    let sections = match &graph {
+        Some(graph) => graph.search(&partitions, vector, limit)?,
+        None => scan_partitions(&partitions, vector, limit)?,
     };
     let mut cards = Vec::new();
     match card_shard? {
-        Some(shard) => shard.scan_cards(&vector, &mut cards)?,
+        Some(shard) => shard.scan_cards(vector, &mut cards)?,
         // Older indexes keep each page range's cards in its `vectors` partition (all loaded).
         None => {
             for partition in &partitions {
-                partition.scan_cards(&vector, &mut cards)?;
+                partition.scan_cards(vector, &mut cards)?;
             }
         }
     }
-    Ok(Some(DenseHits { sections, cards: cards.into_iter().collect() }))
+    Ok(DenseHits { sections, cards: cards.into_iter().collect() })
+}
+
+/// The cosine of `vector` with each section of `keys` whose vector is among the rows a dense
+/// search reads (every row; with vector lists, the probed lists' rows): the dense score of a
+/// candidate that only the lexical side found. Sections outside them are left out (callers
+/// fall back to the dense pool's lowest cosine), so this never fetches more than the search.
+pub async fn section_cosines<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], keys: &[SectionKey]) -> Result<std::collections::BTreeMap<SectionKey, f32>> {
+    let graph = ann_index(reader).await?.is_some();
+    let partitions = searched_partitions(reader, vector, graph).await?;
+    let mut out = std::collections::BTreeMap::new();
+    for key in keys {
+        for partition in &partitions {
+            let Ok(i) = partition.keys.binary_search(&key.0) else { continue };
+            if let Some(row) = partition.row(i) {
+                if row.len() == vector.len() {
+                    out.insert(*key, row.iter().zip(vector).map(|(a, b)| a * b).sum());
+                }
+            }
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// The index's HNSW graph (decoded and validated once per instance, cached under the `ann`
