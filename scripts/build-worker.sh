@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the Cloudflare Worker (functions/workers) with worker-build: wasm-bindgen, wasm-opt
-# and esbuild from pinned local copies (no downloads), opt-level "z" + LTO.
+# and esbuild from pinned local copies (no downloads), opt-level "z" + LTO; then strip the
+# WASM's name section.
 #
 #   WIKANTIK_WORKER_FEATURES   functions to build (comma-separated: bundle, briefing, graph,
 #                              sparql, mcp); unset = every function (the default features)
@@ -21,4 +22,8 @@ if [ -n "${WIKANTIK_WORKER_FEATURES:-}" ]; then
     args+=(-- --no-default-features --features "$WIKANTIK_WORKER_FEATURES")
 fi
 cd functions/workers
-exec worker-build "${args[@]}"
+worker-build "${args[@]}"
+# worker-build's wasm-opt keeps the `name` section (function names, ~0.6 MB of the Worker);
+# no host needs it, so drop it (no optimisation passes: only the section goes).
+wasm="${WIKANTIK_WORKER_OUT:-build}/index_bg.wasm"
+"$WASM_OPT_BIN" --all-features --strip-debug --strip-producers "$wasm" -o "$wasm"
