@@ -452,12 +452,18 @@ pub async fn dense_search_vector<S: ShardStore>(reader: &IndexReader<S>, vector:
     Ok(DenseHits { sections, cards: cards.into_iter().collect() })
 }
 
-/// The cosine of `vector` with each section of `keys` whose vector is among the rows a dense
-/// search reads (every row; with vector lists, the probed lists' rows): the dense score of a
-/// candidate that only the lexical side found. Sections outside them are left out (callers
-/// fall back to the dense pool's lowest cosine), so this never fetches more than the search.
+/// The cosine of `vector` with each section of `keys`: the dense score of a candidate that
+/// only the lexical side found. Only when a dense search reads every row (exact scan or the
+/// HNSW graph); with vector lists the map is empty and callers keep the dense pool's lowest
+/// cosine for every such candidate. (Real cosines for the probed lists' rows only would mix
+/// real scores, below that floor, with the floor for rows outside them — favouring exactly the
+/// sections farthest from the query; measured: lite hybrid recall@5 0.875 -> 0.850.) So this
+/// never fetches more than the search.
 pub async fn section_cosines<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], keys: &[SectionKey]) -> Result<std::collections::BTreeMap<SectionKey, f32>> {
     let graph = ann_index(reader).await?.is_some();
+    if !graph && reader.vector_lists().await?.is_some_and(|lists| (lists.probe as usize) < lists.len()) {
+        return Ok(std::collections::BTreeMap::new());
+    }
     let partitions = searched_partitions(reader, vector, graph).await?;
     let mut out = std::collections::BTreeMap::new();
     for key in keys {
