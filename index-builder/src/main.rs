@@ -71,7 +71,8 @@ enum Command {
         #[arg(long)]
         grid: bool,
         /// Also write each query's raw BM25 and dense section rankings (200 deep, with page
-        /// slugs and scores) as JSON lines to this file, for studying fusion methods offline.
+        /// slugs and scores, BM25 sections' own cosines and page-card cosines; quality
+        /// profile, serving path) as JSON lines to this file, for studying fusion offline.
         #[arg(long, value_name = "FILE")]
         dump_rankings: Option<PathBuf>,
         #[command(flatten)]
@@ -486,7 +487,7 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
             gated.extend(with_ann.into_iter().filter(|r| r.mode == RetrievalMode::Hybrid));
         }
         if let (Some(path), Profile::Quality) = (dump, profile) {
-            pollster::block_on(eval::dump_rankings(&reader, &queries, &config, path))?;
+            pollster::block_on(eval::dump_rankings(&serving, &queries, &config, path))?;
             println!("raw rankings written to {}", path.display());
         }
 
