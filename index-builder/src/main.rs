@@ -470,7 +470,7 @@ fn evaluate(wiki: &std::path::Path, queries: &std::path::Path, floors: Floors, l
         let depths = [20, config.candidates];
         let dense_modes = [RetrievalMode::Dense, RetrievalMode::Hybrid];
         let evaluate_modes = |r: &IndexReader<MemoryStore>| -> Result<Vec<eval::ModeReport>> {
-            dense_modes.iter().map(|&mode| Ok(pollster::block_on(eval::evaluate(r, &queries, mode, &config))?)).collect()
+            dense_modes.iter().map(|&mode| pollster::block_on(eval::evaluate(r, &queries, mode, &config))).collect()
         };
         let mut gated: Vec<eval::ModeReport> = reports.iter().filter(|r| r.mode == RetrievalMode::Hybrid).cloned().collect();
         let exact = evaluate_modes(&exact_reader)?;

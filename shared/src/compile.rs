@@ -531,7 +531,9 @@ pub fn compile_with_vectors(
 
     // 8b. Section embeddings (all sections at once, so the embedder can use every core).
     let mut lite_table: Option<StaticTableShard> = None;
-    let embeddings: Option<(Vec<Vec<Vec<f32>>>, Vec<Vec<f32>>)> = match vectors {
+    // Per page, its sections' vectors; then one card vector per page.
+    type SectionAndCardVectors = (Vec<Vec<Vec<f32>>>, Vec<Vec<f32>>);
+    let embeddings: Option<SectionAndCardVectors> = match vectors {
         None => None,
         Some(v) => {
             progress(Stage::Embed, 0, 1);
