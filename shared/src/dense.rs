@@ -319,11 +319,7 @@ pub async fn embed_query<S: ShardStore>(reader: &IndexReader<S>, encoder: &Query
         StaticRows::Blocks(layout) => layout,
     };
     let ids = lite.tokenize(text)?;
-    let entry = reader
-        .manifest()
-        .shards_of(ShardKind::StaticRows)
-        .next()
-        .ok_or_else(|| Error::MissingShard { name: ShardKind::StaticRows.as_str().into() })?;
+    let entry = reader.manifest().single(ShardKind::StaticRows)?;
     let wanted = ids.iter().map(|&id| layout.block_of(id)).collect::<Result<std::collections::BTreeSet<usize>>>()?;
     let fetches = wanted.iter().map(|&block| async move {
         let hash = layout.hash(block).ok_or_else(|| Error::Encoder(format!("static table block {block} is not in the head")))?;
@@ -344,13 +340,13 @@ pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Opt
     let profile = reader.manifest().dense.as_ref().map_or(PROFILE_QUALITY, |d| d.profile.as_str());
     match profile {
         PROFILE_QUALITY => {
-            let Some(entry) = reader.manifest().shards_of(ShardKind::Model).next() else { return Ok(None) };
+            let Some(entry) = reader.manifest().find(ShardKind::Model) else { return Ok(None) };
             let encoder = reader.load_derived::<ModelShard, Encoder>(entry, "encoder", Encoder::from_shard).await?;
             Ok(Some(QueryEncoder::Quality(encoder)))
         }
         PROFILE_LITE => {
-            let Some(entry) = reader.manifest().shards_of(ShardKind::StaticEncoder).next() else { return Ok(None) };
-            let encoder = match reader.manifest().shards_of(ShardKind::StaticRows).next() {
+            let Some(entry) = reader.manifest().find(ShardKind::StaticEncoder) else { return Ok(None) };
+            let encoder = match reader.manifest().find(ShardKind::StaticRows) {
                 Some(rows) => {
                     let blob_size = rows.size;
                     reader
@@ -483,7 +479,7 @@ pub async fn section_cosines<S: ShardStore>(reader: &IndexReader<S>, vector: &[f
 /// The index's HNSW graph (decoded and validated once per instance, cached under the `ann`
 /// shard's hash); `Ok(None)` when the manifest lists no `ann` shard (exact scan).
 pub async fn ann_index<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<crate::ann::AnnIndex>>> {
-    let Some(entry) = reader.manifest().shards_of(ShardKind::Ann).next() else { return Ok(None) };
+    let Some(entry) = reader.manifest().find(ShardKind::Ann) else { return Ok(None) };
     let graph = reader.load_derived::<crate::ann::AnnShard, _>(entry, "ann", |shard| crate::ann::AnnIndex::from_shard(shard, &entry.name)).await?;
     Ok(Some(graph))
 }
@@ -662,8 +658,8 @@ mod lite_rows_tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::compile::{compile_with_vectors, CompileOptions, CompiledIndex, LiteTraining, SourcePage, VectorBuild};
-    use crate::encoder::testing::{keyword_embedding, tiny_shard, TOKENIZER};
+    use crate::compile::{CompileOptions, CompiledIndex, LiteTraining, SourcePage};
+    use crate::encoder::testing::{compile_with_keyword_vectors, TOKENIZER};
     use crate::encoder::QuantMatrix;
     use crate::reader::{MemoryStore, ShardCache};
     use crate::shard::encode_shard;
@@ -689,20 +685,10 @@ mod lite_rows_tests {
 
     /// A lite index whose table is split into `rows_per_block`-row blocks.
     fn build(rows_per_block: usize) -> CompiledIndex {
-        let model = tiny_shard();
-        let embed = |texts: &[String]| -> Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, model.dim)).collect()) };
         let train = |_: &LiteTraining<'_>| -> Result<StaticTableShard> { Ok(table()) };
-        let build = VectorBuild {
-            model: &model,
-            model_id: "tiny@test".into(),
-            contextual: false,
-            thresholds: MINILM_LITE_THRESHOLDS,
-            embed: &embed,
-            lite: Some(&train),
-        };
         let pages = vec![page("Edge.md", "The edge wiki serves shards."), page("Search.md", "Search the wiki shards at the edge.")];
         let options = CompileOptions { lite_rows_per_block: rows_per_block, ..CompileOptions::default() };
-        compile_with_vectors(pages, &options, Some(&build), &mut |_, _, _| {}).expect("compile")
+        compile_with_keyword_vectors(pages, &options, Some(&train)).expect("compile")
     }
 
     /// The same index in the layout written before the split: the `static-encoder` shard holds

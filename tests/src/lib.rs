@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use wikantik::compile::{compile, compile_with_vectors, CompileOptions, CompiledIndex, VectorBuild};
+use wikantik::compile::{compile, CompileOptions, CompiledIndex};
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -49,20 +49,9 @@ pub fn compile_dir(dir: &Path) -> CompiledIndex {
 /// of its dimension, so sections sharing words are close. Fast and needs no model files; for
 /// the real model see `tests/dense.rs`.
 pub fn compile_dir_with_vectors(dir: &Path) -> CompiledIndex {
-    use wikantik::encoder::testing::{keyword_embedding, tiny_shard};
     let (pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
     assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
-    let model = tiny_shard();
-    let embed = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, model.dim)).collect()) };
-    let build = VectorBuild {
-        model: &model,
-        model_id: "tiny-test-model@keyword-hash".into(),
-        contextual: false,
-        thresholds: wikantik::dense::MINILM_THRESHOLDS,
-        embed: &embed,
-        lite: None,
-    };
-    compile_with_vectors(pages, &CompileOptions::default(), Some(&build), &mut |_, _, _| {}).expect("compile")
+    wikantik::encoder::testing::compile_with_keyword_vectors(pages, &CompileOptions::default(), None).expect("compile")
 }
 
 /// Run a future to completion on this thread.

@@ -109,3 +109,25 @@ pub fn keyword_embedding(text: &str, dim: usize) -> Vec<f32> {
     }
     v
 }
+
+/// Compile `pages` with vectors but without model files: the tiny model as the query encoder
+/// (or `lite`'s table, with the lite thresholds) and [`keyword_embedding`] section vectors of
+/// its dimension, so sections sharing words are close. For the real model see the
+/// end-to-end `tests/dense.rs`.
+pub fn compile_with_keyword_vectors(
+    pages: Vec<crate::compile::SourcePage>,
+    options: &crate::compile::CompileOptions,
+    lite: Option<&crate::compile::TrainLiteFn<'_>>,
+) -> crate::Result<crate::compile::CompiledIndex> {
+    let model = tiny_shard();
+    let embed = |texts: &[String]| -> crate::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, model.dim)).collect()) };
+    let build = crate::compile::VectorBuild {
+        model: &model,
+        model_id: "tiny@test".into(),
+        contextual: false,
+        thresholds: if lite.is_some() { crate::dense::MINILM_LITE_THRESHOLDS } else { crate::dense::MINILM_THRESHOLDS },
+        embed: &embed,
+        lite,
+    };
+    crate::compile::compile_with_vectors(pages, options, Some(&build), &mut |_, _, _| {})
+}

@@ -485,8 +485,8 @@ mod tests {
     use super::*;
     use crate::briefing::BriefingConfig;
     use crate::bundle::BundleConfig;
-    use crate::compile::{compile, compile_with_vectors, CompileOptions, CompiledIndex, SourcePage, VectorBuild};
-    use crate::encoder::testing::{keyword_embedding, tiny_shard};
+    use crate::compile::{compile, CompileOptions, CompiledIndex, SourcePage};
+    use crate::encoder::testing::compile_with_keyword_vectors;
     use crate::mcp::ToolHost;
     use crate::reader::{IndexReader, MemoryStore, ShardCache};
 
@@ -517,19 +517,9 @@ mod tests {
     }
 
     fn build(vectors: bool) -> CompiledIndex {
-        let model = tiny_shard();
-        let embed = |texts: &[String]| -> crate::Result<Vec<Vec<f32>>> { Ok(texts.iter().map(|t| keyword_embedding(t, model.dim)).collect()) };
-        let build = VectorBuild {
-            model: &model,
-            model_id: "tiny@test".into(),
-            contextual: false,
-            thresholds: crate::dense::MINILM_THRESHOLDS,
-            embed: &embed,
-            lite: None,
-        };
         let options = CompileOptions::default();
         if vectors {
-            compile_with_vectors(pages(), &options, Some(&build), &mut |_, _, _| {}).expect("compile")
+            compile_with_keyword_vectors(pages(), &options, None).expect("compile")
         } else {
             compile(pages(), &options, &mut |_, _, _| {}).expect("compile")
         }
