@@ -91,7 +91,7 @@ pub fn default_probe(lists: usize) -> usize {
     ((lists as f64 * PROBE_SHARE).ceil() as usize).max(MIN_PROBE).min(lists.max(1))
 }
 
-/// Cluster `rows` (unit vectors of `dim` values, ascending keys) into [`list_count`] lists:
+/// Cluster `rows` (unit vectors of `dim` values, any order) into [`list_count`] lists:
 /// the lists' rows as `vectors` partitions (list `i` is partition `i`) and the directory.
 pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>) -> Result<(Vec<VectorPartition>, VectorLists)> {
     let lists = list_count(rows.len());

@@ -123,7 +123,13 @@ impl Manifest {
 
     /// The single shard of a kind that is not partitioned (pages, graph, spine, …).
     pub fn single(&self, kind: ShardKind) -> Result<&ShardEntry> {
-        self.shards_of(kind).next().ok_or_else(|| Error::MissingShard { name: format!("{kind} (not in manifest)") })
+        self.find(kind).ok_or_else(|| Error::MissingShard { name: format!("{kind} (not in manifest)") })
+    }
+
+    /// The (first) shard of `kind`, if the build has one: for kinds only some indexes carry
+    /// (`model`, `static-encoder`, `static-rows`, `ann`, `vector-lists`, `cards`).
+    pub fn find(&self, kind: ShardKind) -> Option<&ShardEntry> {
+        self.shards_of(kind).next()
     }
 
     /// The shard of `kind` with this partition number.

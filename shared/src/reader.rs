@@ -54,10 +54,15 @@ pub fn slice_range(name: &str, bytes: &[u8], offset: u64, len: u64) -> Result<Ve
 /// Read one object; a failure of the store itself becomes [`Error::StoreUnavailable`] naming
 /// the object, so every surface reports it as the deployment's problem (503), not the caller's.
 async fn fetch<S: ShardStore>(store: &S, name: &str) -> Result<Option<Vec<u8>>> {
-    store.get(name).await.map_err(|e| match e {
+    store.get(name).await.map_err(|e| store_error(name, e))
+}
+
+/// A failure of the store reading `name`, as [`Error::StoreUnavailable`] naming it.
+fn store_error(name: &str, e: Error) -> Error {
+    match e {
         e @ Error::StoreUnavailable { .. } => e,
         other => Error::StoreUnavailable { name: name.to_string(), message: other.to_string() },
-    })
+    }
 }
 
 /// Read `len` bytes at `offset` of one object, like [`fetch`]; a missing object is
@@ -66,10 +71,7 @@ async fn fetch_range<S: ShardStore>(store: &S, name: &str, offset: u64, len: u64
     let bytes = store
         .get_range(name, offset, len)
         .await
-        .map_err(|e| match e {
-            e @ Error::StoreUnavailable { .. } => e,
-            other => Error::StoreUnavailable { name: name.to_string(), message: other.to_string() },
-        })?
+        .map_err(|e| store_error(name, e))?
         .ok_or_else(|| Error::MissingShard { name: name.to_string() })?;
     if bytes.len() as u64 != len {
         return Err(Error::StoreUnavailable {
@@ -342,21 +344,24 @@ impl<S: ShardStore> IndexReader<S> {
         self.load_many(&entries).await
     }
 
-    /// The vector lists' directory; `Ok(None)` for indexes without one (exact scan of every
-    /// `vectors` partition).
-    pub async fn vector_lists(&self) -> Result<Option<Arc<crate::ivf::VectorLists>>> {
-        match self.manifest.shards_of(ShardKind::VectorLists).next() {
+    /// The single shard of `kind`, decoded; `Ok(None)` when the manifest lists none (a kind
+    /// only some indexes carry).
+    async fn load_optional<T: DeserializeOwned + Send + Sync + 'static>(&self, kind: ShardKind) -> Result<Option<Arc<T>>> {
+        match self.manifest.find(kind) {
             Some(entry) => self.load(entry).await.map(Some),
             None => Ok(None),
         }
     }
 
+    /// The vector lists' directory; `Ok(None)` for indexes without one (exact scan of every
+    /// `vectors` partition).
+    pub async fn vector_lists(&self) -> Result<Option<Arc<crate::ivf::VectorLists>>> {
+        self.load_optional(ShardKind::VectorLists).await
+    }
+
     /// The page cards' shard; `Ok(None)` for indexes that keep cards inside `vectors`.
     pub async fn cards(&self) -> Result<Option<Arc<crate::dense::VectorPartition>>> {
-        match self.manifest.shards_of(ShardKind::Cards).next() {
-            Some(entry) => self.load(entry).await.map(Some),
-            None => Ok(None),
-        }
+        self.load_optional(ShardKind::Cards).await
     }
 
     pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {

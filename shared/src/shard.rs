@@ -207,25 +207,23 @@ pub fn encode_shard<T: Serialize>(
     last_key: Option<String>,
 ) -> Result<EncodedShard> {
     let (bytes, compressed) = compress_if_worthwhile(to_cbor(&EnvelopeOut { format: FORMAT_VERSION, kind, partition, payload })?)?;
-    let sha256 = sha256_hex(&bytes);
-    let suffix = if compressed { ".cbor.gz" } else { ".cbor" };
-    let name = format!("shards/{}-{}-{}{suffix}", kind.as_str(), partition, &sha256[..20]);
-    Ok(EncodedShard {
-        entry: ShardEntry { kind, partition, name, size: bytes.len() as u64, sha256, first_key, last_key },
-        bytes,
-    })
+    let suffix = if compressed { "cbor.gz" } else { "cbor" };
+    Ok(named(kind, partition, bytes, suffix, first_key, last_key))
 }
 
 /// A raw blob object of `kind`/`partition` (no CBOR envelope, never compressed: readers fetch
 /// byte ranges of it), named `shards/<kind>-<partition>-<sha256[..20]>.bin` and listed in the
 /// manifest with its whole-object hash and size like any shard.
 pub fn encode_blob(kind: ShardKind, partition: u32, bytes: Vec<u8>) -> EncodedShard {
+    named(kind, partition, bytes, "bin", None, None)
+}
+
+/// `bytes` as the object `shards/<kind>-<partition>-<sha256[..20]>.<extension>` with its
+/// manifest entry.
+fn named(kind: ShardKind, partition: u32, bytes: Vec<u8>, extension: &str, first_key: Option<String>, last_key: Option<String>) -> EncodedShard {
     let sha256 = sha256_hex(&bytes);
-    let name = format!("shards/{}-{}-{}.bin", kind.as_str(), partition, &sha256[..20]);
-    EncodedShard {
-        entry: ShardEntry { kind, partition, name, size: bytes.len() as u64, sha256, first_key: None, last_key: None },
-        bytes,
-    }
+    let name = format!("shards/{}-{}-{}.{extension}", kind.as_str(), partition, &sha256[..20]);
+    EncodedShard { entry: ShardEntry { kind, partition, name, size: bytes.len() as u64, sha256, first_key, last_key }, bytes }
 }
 
 /// Verify `bytes` against `entry` (hash, format version, kind, partition) and decode the payload.

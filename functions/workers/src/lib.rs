@@ -54,34 +54,38 @@ mod worker_impl {
         prefix: String,
     }
 
-    impl ShardStore for R2Store {
-        async fn get(&self, name: &str) -> CoreResult<Option<Vec<u8>>> {
+    impl R2Store {
+        /// One R2 get of `<prefix><name>` (only `offset, len` of it when `range` is set); counts
+        /// the bytes read. `Ok(None)` when the object does not exist.
+        async fn read(&self, name: &str, range: Option<(u64, u64)>) -> CoreResult<Option<Vec<u8>>> {
             let key = format!("{}{}", self.prefix, name);
-            let object = self.bucket.get(&key).execute().await.map_err(|e| CoreError::Invalid(format!("R2 get {key}: {e}")))?;
+            let what = range.map_or_else(|| key.clone(), |(offset, len)| format!("{key} bytes {offset}+{len}"));
+            let mut request = self.bucket.get(&key);
+            if let Some((offset, length)) = range {
+                request = request.range(Range::OffsetWithLength { offset, length });
+            }
+            let object = request.execute().await.map_err(|e| CoreError::Invalid(format!("R2 get {what}: {e}")))?;
             let Some(object) = object else { return Ok(None) };
             let Some(body) = object.body() else { return Ok(None) };
-            let bytes = body.bytes().await.map_err(|e| CoreError::Invalid(format!("R2 read {key}: {e}")))?;
+            let bytes = body.bytes().await.map_err(|e| CoreError::Invalid(format!("R2 read {what}: {e}")))?;
             FETCHED.with(|f| f.set(f.get() + bytes.len() as u64));
             Ok(Some(bytes))
         }
+    }
+
+    impl ShardStore for R2Store {
+        async fn get(&self, name: &str) -> CoreResult<Option<Vec<u8>>> {
+            self.read(name, None).await
+        }
 
         async fn get_range(&self, name: &str, offset: u64, len: u64) -> CoreResult<Option<Vec<u8>>> {
-            let key = format!("{}{}", self.prefix, name);
-            let object = self
-                .bucket
-                .get(&key)
-                .range(Range::OffsetWithLength { offset, length: len })
-                .execute()
-                .await
-                .map_err(|e| CoreError::Invalid(format!("R2 get {key} bytes {offset}+{len}: {e}")))?;
-            let Some(object) = object else { return Ok(None) };
-            let Some(body) = object.body() else { return Ok(None) };
-            let bytes = body.bytes().await.map_err(|e| CoreError::Invalid(format!("R2 read {key} bytes {offset}+{len}: {e}")))?;
-            FETCHED.with(|f| f.set(f.get() + bytes.len() as u64));
-            if bytes.len() as u64 != len {
-                return Err(CoreError::Invalid(format!("R2 get {key}: asked for {len} bytes at {offset}, got {}", bytes.len())));
+            let bytes = self.read(name, Some((offset, len))).await?;
+            if let Some(bytes) = &bytes {
+                if bytes.len() as u64 != len {
+                    return Err(CoreError::Invalid(format!("R2 get {}{name}: asked for {len} bytes at {offset}, got {}", self.prefix, bytes.len())));
+                }
             }
-            Ok(Some(bytes))
+            Ok(bytes)
         }
     }
 
