@@ -36,10 +36,10 @@ fi
 # The floors (hybrid mode). Measured: see README "Retrieval defaults and evaluation".
 MIN_R5=${MIN_R5:-0.90}
 MIN_R20=${MIN_R20:-0.975}
-MIN_MRR=${MIN_MRR:-0.68}
+MIN_MRR=${MIN_MRR:-0.74}
 # The lite profile's floors (hybrid mode).
 MIN_LITE_R5=${MIN_LITE_R5:-0.87}
-MIN_LITE_R20=${MIN_LITE_R20:-0.925}
+MIN_LITE_R20=${MIN_LITE_R20:-0.95}
 MIN_LITE_MRR=${MIN_LITE_MRR:-0.67}
 
 started=$(date +%s)

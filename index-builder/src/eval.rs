@@ -100,9 +100,8 @@ pub async fn evaluate<S: ShardStore>(
 const DUMP_DEPTH: usize = 200;
 
 /// Write, per query, the raw BM25 and dense section rankings ([`DUMP_DEPTH`] deep) with each
-/// section's page slug and score, each BM25 section's own cosine (`bm25_cosines`, null when
-/// no searched row holds it) and each candidate page's card cosine (`cards`), as one JSON
-/// line: enough to rebuild the served convex fusion exactly and study other fusion methods
+/// section's page slug and score and each candidate page's card cosine (`cards`), as one
+/// JSON line: enough to rebuild the served convex fusion exactly and study other fusion methods
 /// without rebuilding the index (`scripts/ltr-lab/ltr.py`).
 pub async fn dump_rankings<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQuery], config: &BundleConfig, path: &Path) -> Result<()> {
     let caller = Caller::anonymous();
@@ -119,15 +118,11 @@ pub async fn dump_rankings<S: ShardStore>(reader: &IndexReader<S>, queries: &[Ev
         let list = |chunks: &[wikantik::bundle::RankedChunk]| -> Vec<serde_json::Value> {
             chunks.iter().map(|c| serde_json::json!([slug_of(&c.chunk_id), c.chunk_id, c.score])).collect()
         };
-        // What convex fusion also reads: each candidate page's card cosine and the own cosine
-        // of every BM25 section (the dense list's, else read from its row).
-        let (mut cards, mut bm25_cosines) = (serde_json::Map::new(), Vec::new());
+        // What convex fusion also reads: each candidate page's card cosine.
+        let mut cards = serde_json::Map::new();
         if let Some(vector) = wikantik::dense::query_vector(reader, &q.query).await? {
             let hits = wikantik::dense::dense_search_vector(reader, &vector, DUMP_DEPTH).await?;
             let key_of = |c: &wikantik::bundle::RankedChunk| wikantik::lexical::SectionKey(u64::from_str_radix(&c.chunk_id, 16).unwrap_or(0));
-            let keys: Vec<_> = ranked.bm25.iter().map(key_of).collect();
-            let own = wikantik::dense::section_cosines(reader, &vector, &keys).await?;
-            bm25_cosines = keys.iter().map(|k| own.get(k).map(|c| f64::from(*c))).collect();
             for chunk in ranked.bm25.iter().chain(&ranked.dense) {
                 let key = key_of(chunk);
                 if let Some(c) = hits.cards.get(&key.page_key()) {
@@ -140,7 +135,6 @@ pub async fn dump_rankings<S: ShardStore>(reader: &IndexReader<S>, queries: &[Ev
             "ideal": q.ideal_page,
             "bm25": list(&ranked.bm25),
             "dense": list(&ranked.dense),
-            "bm25_cosines": bm25_cosines,
             "cards": cards,
         });
         out.push_str(&line.to_string());

@@ -2,7 +2,8 @@
 """Learning-to-rank lab for hybrid fusion (issue #3), pure Python (no numpy on the machine).
 
 Input: JSON-lines dumps of `index-builder eval --dump-rankings` (raw BM25 and dense section
-rankings, each BM25 section's own cosine, each candidate page's card cosine). The served
+rankings, each candidate page's card cosine; dumps made before session 4 also carry each BM25
+section's own cosine, which is used when present). The served
 convex fusion (card_weight 0.5, dense_share 0.7, pool 200) is rebuilt from them; the first
 CANDIDATES pages of that page ranking get features, and a pairwise logistic model (L2) is
 fitted on pseudo-query dumps only (scripts/ltr-lab/pseudo_queries.py), its L2 chosen on a
@@ -52,7 +53,7 @@ def candidates(row):
     lowest_card = min(cards.values(), default=0.0)
     card = lambda slug: cards.get(slug, lowest_card)
     cosine = {cid: c for _, cid, c in dense}
-    for (_, cid, _), c in zip(bm25, row.get("bm25_cosines") or []):
+    for (_, cid, _), c in zip(bm25, row.get("bm25_cosines") or []):  # older dumps only
         if c is not None:
             cosine.setdefault(cid, c)
     dscore = {cid: CARD_WEIGHT * card(slug) + (1 - CARD_WEIGHT) * c for slug, cid, c in dense}

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Caller;
 use crate::coverage::{Coverage, CoverageThresholds, CoveredSection};
-use crate::dense::{dense_search_vector, query_vector, section_cosines};
+use crate::dense::{dense_search_vector, query_vector};
 use crate::error::{Error, Result};
 use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
 use crate::hashing::sha256_hex;
@@ -172,8 +172,6 @@ struct Candidates {
     dense: Option<Vec<(SectionKey, f32)>>,
     /// The query's cosine with each page card (empty without cards).
     cards: BTreeMap<u32, f32>,
-    /// The query's embedding (`None` when `dense` is).
-    vector: Option<Vec<f32>>,
 }
 
 
@@ -192,8 +190,7 @@ async fn candidates<S: ShardStore>(
     let dense_side = async {
         // Dense failure degrades to lexical with `unknown` coverage, never to an error.
         let vector = query_vector(reader, query).await.ok().flatten()?;
-        let hits = dense_search_vector(reader, &vector, depth).await.ok()?;
-        Some((vector, hits))
+        dense_search_vector(reader, &vector, depth).await.ok()
     };
     let lexical_side = async {
         match want_lexical {
@@ -205,9 +202,9 @@ async fn candidates<S: ShardStore>(
     let pages = pages?;
     let index = pages.key_index();
     let viewable = |key: SectionKey| index.get(&key.page_key()).and_then(|&i| pages.pages.get(i)).is_some_and(|p| caller.can_view(p));
-    let (dense, cards, vector) = match dense_found {
-        Some((vector, hits)) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards, Some(vector)),
-        None => (None, BTreeMap::new(), None),
+    let (dense, cards) = match dense_found {
+        Some(hits) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards),
+        None => (None, BTreeMap::new()),
     };
     let lexical_found = match early_lexical {
         Some(found) => Some(found?),
@@ -216,7 +213,7 @@ async fn candidates<S: ShardStore>(
         None => None,
     };
     let lexical = lexical_found.unwrap_or_default().into_iter().filter(|s| viewable(s.key)).take(depth).collect();
-    Ok(Candidates { lexical, dense, cards, vector })
+    Ok(Candidates { lexical, dense, cards })
 }
 
 /// Assemble a bundle.
@@ -269,19 +266,9 @@ pub async fn ranked_sections<S: ShardStore>(
     let lexical_keys: Vec<SectionKey> = found.lexical.iter().map(|s| s.key).collect();
     let ranked: Vec<SectionKey> = match (&found.dense, mode) {
         (None, _) | (Some(_), RetrievalMode::Lexical) => lexical_keys,
-        (Some(dense), RetrievalMode::Dense) => dense_ranking(dense, &found.cards, config.fusion.card_weight, &[], &BTreeMap::new()).into_iter().map(|(k, _)| k).collect(),
+        (Some(dense), RetrievalMode::Dense) => dense_ranking(dense, &found.cards, config.fusion.card_weight, &[]).into_iter().map(|(k, _)| k).collect(),
         (Some(dense), RetrievalMode::Hybrid) if config.fusion.method == FusionMethod::Convex => {
-            // The lexical pool's sections that the dense pool lacks get their own cosine.
-            let known = match &found.vector {
-                Some(vector) => {
-                    let pooled: BTreeSet<SectionKey> = dense.iter().take(config.fusion.pool).map(|(k, _)| *k).collect();
-                    let missing: Vec<SectionKey> =
-                        found.lexical.iter().take(config.fusion.pool).map(|s| s.key).filter(|k| !pooled.contains(k)).collect();
-                    section_cosines(reader, vector, &missing).await?
-                }
-                None => BTreeMap::new(),
-            };
-            convex_ranking(&found.lexical, dense, &found.cards, &known, &config.fusion)
+            convex_ranking(&found.lexical, dense, &found.cards, &config.fusion)
         }
         (Some(dense), RetrievalMode::Hybrid) => {
             let dense_keys: Vec<SectionKey> = dense.iter().map(|(k, _)| *k).collect();
@@ -327,14 +314,13 @@ fn convex_ranking(
     lexical: &[ScoredSection],
     dense: &[(SectionKey, f32)],
     cards: &BTreeMap<u32, f32>,
-    known: &BTreeMap<SectionKey, f32>,
     fusion: &FusionConfig,
 ) -> Vec<SectionKey> {
     let pool = fusion.pool;
     let lexical_keys: Vec<SectionKey> = lexical.iter().map(|s| s.key).collect();
     let lexical_scores: Vec<(SectionKey, f64)> = lexical.iter().take(pool).map(|s| (s.key, f64::from(s.score))).collect();
     let dense_pool = &dense[..pool.min(dense.len())];
-    let dense_scores = dense_ranking(dense_pool, cards, fusion.card_weight, &lexical_keys[..pool.min(lexical_keys.len())], known);
+    let dense_scores = dense_ranking(dense_pool, cards, fusion.card_weight, &lexical_keys[..pool.min(lexical_keys.len())]);
     let mut ranked: Vec<SectionKey> = convex(&lexical_scores, &dense_scores, fusion.dense_share, usize::MAX).into_iter().map(|(k, _)| k).collect();
     let mut seen: BTreeSet<SectionKey> = ranked.iter().copied().collect();
     for key in lexical_keys.iter().skip(pool).chain(dense.iter().skip(pool).map(|(k, _)| k)) {
@@ -348,10 +334,11 @@ fn convex_ranking(
 /// Dense scores of sections with their page's card mixed in:
 /// `card_weight × card(page) + (1 − card_weight) × cosine(section)`, best first, ties by key.
 /// `also` are further sections (the lexical pool) scored the same way; their cosine, when
-/// not in `dense`, is their own from `known` (`dense::section_cosines`), else `dense`'s
-/// lowest (an upper bound: they ranked below every dense candidate).
+/// not in `dense`, is `dense`'s lowest (an upper bound: they ranked below every dense
+/// candidate) — the same rule whether the dense search scanned every row or only some
+/// (README, "Retrieval defaults and evaluation").
 /// Without cards the section's cosine alone decides.
-fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_weight: f64, also: &[SectionKey], known: &BTreeMap<SectionKey, f32>) -> Vec<(SectionKey, f64)> {
+fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_weight: f64, also: &[SectionKey]) -> Vec<(SectionKey, f64)> {
     let weight = if cards.is_empty() { 0.0 } else { card_weight };
     let floor = dense.iter().map(|(_, c)| f64::from(*c)).fold(f64::INFINITY, f64::min);
     let lowest_card = cards.values().map(|c| f64::from(*c)).fold(f64::INFINITY, f64::min);
@@ -366,8 +353,7 @@ fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_w
     let mut scored: BTreeMap<SectionKey, f64> = dense.iter().map(|(k, c)| (*k, score(*k, f64::from(*c)))).collect();
     if floor.is_finite() {
         for key in also {
-            let cosine = known.get(key).map_or(floor, |c| f64::from(*c));
-            scored.entry(*key).or_insert_with(|| score(*key, cosine));
+            scored.entry(*key).or_insert_with(|| score(*key, floor));
         }
     }
     let mut ranked: Vec<(SectionKey, f64)> = scored.into_iter().collect();
@@ -462,22 +448,17 @@ mod tests {
         let lexical_only = SectionKey::new(3, 4);
         let dense = [(a, 0.60f32), (b, 0.55)];
         // Without cards: cosine order; a lexical-only section gets the pool's lowest cosine.
-        let plain = dense_ranking(&dense, &BTreeMap::new(), 0.5, &[lexical_only], &BTreeMap::new());
+        let plain = dense_ranking(&dense, &BTreeMap::new(), 0.5, &[lexical_only]);
         assert_eq!(plain.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, lexical_only]);
         assert!((plain[2].1 - 0.55).abs() < 1e-6);
         // Page 2's card matches far better: 0.5·0.9 + 0.5·0.55 > 0.5·0.3 + 0.5·0.60.
         let cards: BTreeMap<u32, f32> = [(1, 0.3), (2, 0.9), (3, 0.8)].into_iter().collect();
-        let ranked = dense_ranking(&dense, &cards, 0.5, &[lexical_only], &BTreeMap::new());
+        let ranked = dense_ranking(&dense, &cards, 0.5, &[lexical_only]);
         assert_eq!(ranked.iter().map(|x| x.0).collect::<Vec<_>>(), vec![b, lexical_only, a]);
         // A lexical-only section gets the pool's lowest cosine: 0.5·0.8 + 0.5·0.55.
         assert!((ranked[1].1 - 0.675).abs() < 1e-6, "{}", ranked[1].1);
-        // Its own cosine, when known, replaces that bound: 0.5·0.8 + 0.5·0.05 puts it last.
-        let known: BTreeMap<SectionKey, f32> = [(lexical_only, 0.05)].into_iter().collect();
-        let ranked = dense_ranking(&dense, &cards, 0.5, &[lexical_only], &known);
-        assert_eq!(ranked.iter().map(|x| x.0).collect::<Vec<_>>(), vec![b, a, lexical_only]);
-        assert!((ranked[2].1 - 0.425).abs() < 1e-6, "{}", ranked[2].1);
         // card_weight 0 = sections alone.
-        let sections_only = dense_ranking(&dense, &cards, 0.0, &[], &BTreeMap::new());
+        let sections_only = dense_ranking(&dense, &cards, 0.0, &[]);
         assert_eq!(sections_only.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b]);
     }
 

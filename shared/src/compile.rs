@@ -271,6 +271,13 @@ const LITE_SENTENCES_PER_SECTION: usize = 2;
 
 /// The first `n` prose sentences of a section (4–30 words; list markers and headings
 /// stripped; code, tables and quotes skipped): query-length training texts for the lite table.
+/// A page's card vector: the mean of its card text's and its title's embeddings, left
+/// unnormalised so that its dot product with a unit query vector is the mean of the two
+/// cosines ([`CARD_TEXT`]).
+fn mean_of_card_and_title(card: &[f32], title: &[f32]) -> Vec<f32> {
+    card.iter().zip(title).map(|(c, t)| (c + t) / 2.0).collect()
+}
+
 fn leading_sentences(text: &str, n: usize) -> impl Iterator<Item = &str> {
     let mut in_code = false;
     text.lines()
@@ -547,14 +554,20 @@ pub fn compile_with_vectors(
                     });
                 }
             }
-            // One card per page after the sections, in the same call (and embedding cache).
+            // One card per page after the sections, then each page's title, in the same call
+            // (and embedding cache); a page's card vector is the mean of the two (see
+            // [`CARD_TEXT`]).
             for r in &records {
                 inputs.push(page_card_text(&r.title, r.clusters.first().map(String::as_str), &r.summary, &r.tags));
             }
-            let all = (v.embed)(&inputs)?;
+            let sections_and_cards = inputs.len();
+            inputs.extend(records.iter().map(|r| r.title.trim().to_string()));
+            let mut all = (v.embed)(&inputs)?;
             if all.len() != inputs.len() {
-                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections and page cards", all.len(), inputs.len())));
+                return Err(Error::Encoder(format!("the embedder returned {} vectors for {} sections, page cards and titles", all.len(), inputs.len())));
             }
+            let titles = all.split_off(sections_and_cards);
+            inputs.truncate(sections_and_cards);
             if let Some(train) = v.lite {
                 let mut short = BTreeSet::new();
                 for (i, r) in records.iter().enumerate() {
@@ -569,6 +582,10 @@ pub fn compile_with_vectors(
                 short.remove("");
                 let training = LiteTraining { inputs: &inputs, vectors: &all, short_texts: short.into_iter().collect() };
                 lite_table = Some(train(&training)?);
+            }
+            // The lite table learns from the card texts' own vectors; the index stores the means.
+            for (card, title) in all[sections_and_cards - records.len()..].iter_mut().zip(&titles) {
+                *card = mean_of_card_and_title(card, title);
             }
             let mut flat = all.into_iter();
             progress(Stage::Embed, 1, 1);

@@ -448,34 +448,6 @@ pub async fn dense_search_vector<S: ShardStore>(reader: &IndexReader<S>, vector:
     Ok(DenseHits { sections, cards: cards.into_iter().collect() })
 }
 
-/// The cosine of `vector` with each section of `keys`: the dense score of a candidate that
-/// only the lexical side found. Only when a dense search reads every row (exact scan or the
-/// HNSW graph); with vector lists the map is empty and callers keep the dense pool's lowest
-/// cosine for every such candidate. (Real cosines for the probed lists' rows only would mix
-/// real scores, below that floor, with the floor for rows outside them — favouring exactly the
-/// sections farthest from the query; measured: lite hybrid recall@5 0.875 -> 0.850.) So this
-/// never fetches more than the search.
-pub async fn section_cosines<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], keys: &[SectionKey]) -> Result<std::collections::BTreeMap<SectionKey, f32>> {
-    let graph = ann_index(reader).await?.is_some();
-    if !graph && reader.vector_lists().await?.is_some_and(|lists| (lists.probe as usize) < lists.len()) {
-        return Ok(std::collections::BTreeMap::new());
-    }
-    let partitions = searched_partitions(reader, vector, graph).await?;
-    let mut out = std::collections::BTreeMap::new();
-    for key in keys {
-        for partition in &partitions {
-            let Ok(i) = partition.keys.binary_search(&key.0) else { continue };
-            if let Some(row) = partition.row(i) {
-                if row.len() == vector.len() {
-                    out.insert(*key, row.iter().zip(vector).map(|(a, b)| a * b).sum());
-                }
-            }
-            break;
-        }
-    }
-    Ok(out)
-}
-
 /// The index's HNSW graph (decoded and validated once per instance, cached under the `ann`
 /// shard's hash); `Ok(None)` when the manifest lists no `ann` shard (exact scan).
 pub async fn ann_index<S: ShardStore>(reader: &IndexReader<S>) -> Result<Option<std::sync::Arc<crate::ann::AnnIndex>>> {
@@ -828,5 +800,36 @@ mod lite_rows_tests {
         // A missing blob is a missing shard.
         let reader = open(MemoryStore::from_compiled(&index).with_object(&rows, None));
         assert!(matches!(embed(&reader, QUERY), Err(Error::MissingShard { .. })));
+    }
+}
+
+/// What a build stores as a page's card vector (`card-v2`).
+#[cfg(all(test, feature = "dense"))]
+mod card_tests {
+    use super::*;
+    use crate::compile::{CompileOptions, SourcePage};
+    use crate::encoder::testing::{compile_with_keyword_vectors, keyword_embedding};
+
+    #[test]
+    fn a_card_is_the_mean_of_the_card_text_and_the_title_embeddings() {
+        let text = "---\ntitle: Canary Rollouts\nsummary: Shift traffic gradually.\ntags: [release]\n---\n# Canary\n\nSend a slice of traffic to the new build first.\n";
+        let page = SourcePage { file_name: "CanaryRollouts.md".into(), text: text.into(), git_version: None, updated: 0 };
+        let index = compile_with_keyword_vectors(vec![page], &CompileOptions::default(), None).expect("compile");
+        assert_eq!(index.manifest.dense.as_ref().and_then(|d| d.card_format.as_deref()), Some(CARD_TEXT));
+        let entry = index.manifest.shards_of(ShardKind::Cards).next().expect("a cards shard");
+        let shard = index.shards.iter().find(|s| s.entry == *entry).expect("its bytes");
+        let cards: VectorPartition = crate::shard::decode_shard(entry, &shard.bytes).expect("decode");
+        let dim = cards.dim as usize;
+        let stored: Vec<f32> = cards.card_codes.0[..dim].iter().zip(&cards.scales.0).map(|(c, s)| f32::from(*c) * s).collect();
+
+        let card = keyword_embedding(&page_card_text("Canary Rollouts", None, "Shift traffic gradually.", &["release".into()]), dim);
+        let title = keyword_embedding("Canary Rollouts", dim);
+        let expected: Vec<f32> = card.iter().zip(&title).map(|(c, t)| (c + t) / 2.0).collect();
+        let step = cards.scales.0.iter().copied().fold(0f32, f32::max);
+        for (got, want) in stored.iter().zip(&expected) {
+            assert!((got - want).abs() <= step, "stored {stored:?}, expected {expected:?}");
+        }
+        // Not the card text alone: the title's own words weigh twice.
+        assert!(stored.iter().zip(&card).any(|(got, c)| (got - c).abs() > step));
     }
 }
