@@ -269,8 +269,6 @@ pub struct LiteTraining<'a> {
 /// How many sentences of each section become lite training texts.
 const LITE_SENTENCES_PER_SECTION: usize = 2;
 
-/// The first `n` prose sentences of a section (4–30 words; list markers and headings
-/// stripped; code, tables and quotes skipped): query-length training texts for the lite table.
 /// A page's card vector: the mean of its card text's and its title's embeddings, left
 /// unnormalised so that its dot product with a unit query vector is the mean of the two
 /// cosines ([`CARD_TEXT`]).
@@ -278,6 +276,8 @@ fn mean_of_card_and_title(card: &[f32], title: &[f32]) -> Vec<f32> {
     card.iter().zip(title).map(|(c, t)| (c + t) / 2.0).collect()
 }
 
+/// The first `n` prose sentences of a section (4–30 words; list markers and headings
+/// stripped; code, tables and quotes skipped): query-length training texts for the lite table.
 fn leading_sentences(text: &str, n: usize) -> impl Iterator<Item = &str> {
     let mut in_code = false;
     text.lines()
