@@ -262,7 +262,7 @@ fn fixture() -> &'static Fixture {
                 let mine: Vec<(String, String)> = pages
                     .iter()
                     .zip(&files)
-                    .filter(|(p, _)| p.pattern.map_or(true, |l| who.sees(l)))
+                    .filter(|(p, _)| p.pattern.is_none_or(|l| who.sees(l)))
                     .map(|(_, f)| f.clone())
                     .collect();
                 (*who, build_wiki_modified_at(&format!("acl-leaks-view-{who:?}"), &mine, modified))
@@ -289,7 +289,7 @@ fn restricted() -> impl Iterator<Item = &'static Gen> {
 }
 
 fn visible(who: Who) -> Vec<&'static Gen> {
-    fixture().pages.iter().filter(|p| p.pattern.map_or(true, |l| who.sees(l))).collect()
+    fixture().pages.iter().filter(|p| p.pattern.is_none_or(|l| who.sees(l))).collect()
 }
 
 /// Strings that must never reach `who`, except those the caller itself sent.
@@ -625,7 +625,7 @@ fn sparql_sees_only_what_the_caller_may_view() {
     let store = builder.build().unwrap();
     let prefix = "PREFIX wk: <https://wiki.wikantik.com/ns/wikantik#>\n";
     for who in EVERYONE {
-        let can_view = |key: u32| pages[key as usize].pattern.map_or(true, |l| who.sees(l));
+        let can_view = |key: u32| pages[key as usize].pattern.is_none_or(|l| who.sees(l));
         let run = |q: &str| execute(&store, &format!("{prefix}{q}"), &can_view, &QueryOptions::default()).unwrap().to_json();
         for q in [
             "SELECT ?s ?p ?o WHERE { ?s ?p ?o }",
@@ -712,7 +712,7 @@ fn graph_get(who: Who, target: &str) -> Value {
 /// Breadth-first search over the generator's links through pages `who` may view.
 fn expected_neighbours(who: Who, start: &Gen, direction: &str, depth: u32) -> BTreeMap<String, u32> {
     let pages = &fixture().pages;
-    let ok = |p: &Gen| p.pattern.map_or(true, |l| who.sees(l));
+    let ok = |p: &Gen| p.pattern.is_none_or(|l| who.sees(l));
     let adjacent = |p: &Gen| -> Vec<&Gen> {
         let mut out = Vec::new();
         if direction != "in" {
@@ -751,7 +751,7 @@ fn no_graph_route_leaks() {
         nodes.extend([p.slug.clone(), p.id.clone(), format!("{} Engine", capital(&p.secret)), p.secret.clone(), p.marker.clone()]);
     }
     for who in EVERYONE {
-        let sees = |p: &Gen| p.pattern.map_or(true, |l| who.sees(l));
+        let sees = |p: &Gen| p.pattern.is_none_or(|l| who.sees(l));
         for start in &starts {
             for direction in ["out", "in", "both"] {
                 for depth in 1..=3 {

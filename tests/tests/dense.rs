@@ -265,7 +265,7 @@ fn a_lite_index_answers_without_the_model_shard() {
     assert_eq!(encoder_id, format!("wikantik/minilm-static@{}", &table.sha256[..16]));
     assert_eq!(index.manifest.shards_of(ShardKind::Model).count(), 0, "no model shard in a lite index");
     let rows = index.manifest.shards_of(ShardKind::StaticRows).next().expect("the table's rows, a blob read by block");
-    assert!(rows.name.ends_with(".bin") && rows.size % (384 + 4) == 0, "{rows:?}");
+    assert!(rows.name.ends_with(".bin") && rows.size.is_multiple_of(384 + 4), "{rows:?}");
 
     // The store holds no model at all: answering must not need it.
     let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");

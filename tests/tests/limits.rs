@@ -191,13 +191,13 @@ fn sparql_query_length_nesting_and_work_are_bounded() {
     let all = |_: u32| true;
     let run = |q: &str, opts: &QueryOptions| execute(&store, q, &all, opts);
     let long = format!("SELECT * WHERE {{ ?s ?p ?o }} #{}", "x".repeat(32 * 1024));
-    let e = run(&long, &QueryOptions::default()).err().expect("too long");
+    let e = run(&long, &QueryOptions::default()).expect_err("too long");
     assert_eq!(e.to_string(), "unsupported SPARQL feature: queries longer than 32768 bytes", "{e:?}");
     let nested = format!("SELECT * WHERE {}?s ?p ?o{}", "{".repeat(70), "}".repeat(70));
-    assert!(run(&nested, &QueryOptions::default()).err().expect("too deep").to_string().contains("brackets nested deeper than 64 levels"));
+    assert!(run(&nested, &QueryOptions::default()).expect_err("too deep").to_string().contains("brackets nested deeper than 64 levels"));
     // Counting a three-way cross product (27 million solutions) stops at the work limit.
     let cross = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?x . ?b ?q ?y . ?c ?r ?z }";
-    let e = run(cross, &QueryOptions::default()).err().expect("the cross product must be stopped");
+    let e = run(cross, &QueryOptions::default()).expect_err("the cross product must be stopped");
     assert!(matches!(e, SparqlError::WorkLimit(2_000_000) | SparqlError::RowLimit(_)), "{e:?}");
     assert!(e.to_string().contains("limit"), "{e}");
 }
