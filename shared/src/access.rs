@@ -27,6 +27,66 @@ impl Caller {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use crate::acl::{parse_acl, Action};
+    use crate::auth::Caller;
+
+    fn key(names: &[&str]) -> Caller {
+        Caller::for_key(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>(), None)
+    }
+
+    /// Every kind of caller a deployment has: anonymous, key holders with no principals, with
+    /// names, with the built-in roles written in odd case, naming the not-logged-in principals,
+    /// and Admin.
+    fn every_kind_of_caller() -> Vec<(&'static str, Caller)> {
+        vec![
+            ("anonymous", Caller::anonymous()),
+            ("key", key(&[])),
+            ("Alice", key(&["Alice"])),
+            ("Engineering", key(&["Engineering"])),
+            ("authenticated", key(&["AUTHENTICATED"])),
+            ("Anonymous", key(&["Anonymous"])),
+            ("Guest", key(&["guest", "Alice"])),
+            ("Admin", key(&["admin"])),
+        ]
+    }
+
+    #[test]
+    fn key_holders_never_hold_anonymous_or_guest() {
+        for markup in ["[{ALLOW view Anonymous}]", "[{ALLOW view Guest}]", "[{ALLOW edit anonymous}]", "[{ALLOW view GUEST}]"] {
+            let acl = parse_acl(markup);
+            for (label, caller) in every_kind_of_caller() {
+                let expected = matches!(label, "anonymous" | "Admin");
+                assert_eq!(acl.permits(caller.principals(), Action::View), expected, "{markup}: {label}");
+            }
+        }
+    }
+
+    #[test]
+    fn open_to_everyone_means_every_kind_of_caller_may_view() {
+        for markup in [
+            "",
+            "[{ALLOW view All}]",
+            "[{ALLOW edit all}]",
+            "[{ALLOW view Anonymous,Authenticated}]",
+            "[{ALLOW view Guest}] [{ALLOW comment Authenticated}]",
+            "[{ALLOW view Anonymous}]",
+            "[{ALLOW view Guest}]",
+            "[{ALLOW view Authenticated}]",
+            "[{ALLOW view Alice}]",
+            "[{ALLOW view Admin}]",
+            "[{ALLOW edit Admin}] [{ALLOW view All}]",
+        ] {
+            let acl = parse_acl(markup);
+            let everyone = every_kind_of_caller().iter().all(|(_, c)| acl.permits(c.principals(), Action::View));
+            assert_eq!(acl.is_open_to_everyone(), everyone, "{markup:?}");
+        }
+        assert!(parse_acl("[{ALLOW view Anonymous}]").is_public(), "is_public asks about anonymous callers only");
+        assert!(!parse_acl("[{ALLOW view Anonymous}]").is_open_to_everyone());
+    }
+}
+
 /// Deliberate ACL bugs for the mutation check of the leak suite (`scripts/acl-mutation.sh`).
 ///
 /// Only in builds with the `acl-mutation` feature, which nothing but that script enables:

@@ -34,7 +34,7 @@
 //!   `Guest`;
 //! * any other caller is **authenticated** and holds its listed names plus `All` and
 //!   `Authenticated`, but *not* `Anonymous`/`Guest` (as in JSPWiki, where the `Anonymous` role
-//!   means "not logged in");
+//!   means "not logged in") — not even when its list names them;
 //! * a caller holding `Admin` has `AllPermission` and bypasses every ACL.
 //!
 //! Names compare case-sensitively (`alice` is not `Alice`), except the built-in names `All`,
@@ -159,6 +159,14 @@ fn same_principal(a: &str, b: &str) -> bool {
     }
 }
 
+/// `Anonymous` or `Guest`: the principals that mean "not logged in" (an anonymous caller
+/// holds them, a key holder never does).
+fn is_not_logged_in_principal(name: &str) -> bool {
+    ["Anonymous", "Guest"]
+        .iter()
+        .any(|p| p.eq_ignore_ascii_case(name))
+}
+
 fn is_anonymous_principal(name: &str) -> bool {
     ANONYMOUS_PRINCIPALS
         .iter()
@@ -193,9 +201,16 @@ impl Acl {
         } else {
             &["All", "Authenticated"]
         };
+        // An authenticated caller never holds `Anonymous` or `Guest`, even when its list
+        // names them: those principals mean "not logged in".
         let holds = |name: &str| {
             implicit.iter().any(|p| same_principal(p, name))
-                || (!anonymous && principals.iter().any(|p| same_principal(p.trim(), name)))
+                || (!anonymous
+                    && principals
+                        .iter()
+                        .map(|p| p.trim())
+                        .filter(|p| !is_not_logged_in_principal(p))
+                        .any(|p| same_principal(p, name)))
         };
         self.entries
             .iter()
@@ -203,9 +218,26 @@ impl Acl {
             .any(|e| e.principals.iter().any(|p| holds(p)))
     }
 
-    /// Does the ACL let an anonymous caller view the page? (Always true without an ACL.)
+    /// Does the ACL let an *anonymous* caller view the page? (Always true without an ACL.)
+    ///
+    /// Not the same as "everyone may view it": a page granted only to `Anonymous` or `Guest`
+    /// is public in this sense, yet hidden from every key holder. Whatever is decided once for
+    /// all callers (the SPARQL store's public group, the restricted-page count) must use
+    /// [`Acl::is_open_to_everyone`].
     pub fn is_public(&self) -> bool {
         self.permits(&[], Action::View)
+    }
+
+    /// Does the ACL let **every** caller view the page — anonymous callers and every key
+    /// holder alike, whatever its principals? True without an ACL, and with one when an entry
+    /// implying `view` names `All`, or names both a not-logged-in principal (`Anonymous`,
+    /// `Guest`) and `Authenticated`.
+    ///
+    /// Checking the two weakest callers suffices: an anonymous one, and a key holder with no
+    /// principals of its own (every other key holder holds at least what it holds, and
+    /// `permits` only grows with the names a key holder holds).
+    pub fn is_open_to_everyone(&self) -> bool {
+        self.permits(&[], Action::View) && self.permits(&["Authenticated".to_string()], Action::View)
     }
 }
 

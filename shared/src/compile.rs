@@ -694,7 +694,7 @@ pub fn compile_with_vectors(
         shards.push(encode_shard(ShardKind::Terms, p as u32, &TermPartition { terms }, first, last)?);
     }
     tick(progress);
-    let restricted_pages = records.iter().filter(|r| !r.acl.is_public()).count() as u64;
+    let restricted_pages = records.iter().filter(|r| !r.acl.is_open_to_everyone()).count() as u64;
     let table = PageTable::new(records);
     shards.push(encode_shard(ShardKind::Pages, 0, &table, None, None)?);
     tick(progress);

@@ -26,6 +26,8 @@ pub struct BuildStats {
     pub sub_clusters: u64,
     pub links: u64,
     pub citations: u64,
+    /// Pages not every caller may view (`Acl::is_open_to_everyone` is false): a page granted
+    /// only to `Anonymous` counts, as key holders may not view it.
     pub restricted_pages: u64,
     pub warnings: u64,
 }

@@ -24,10 +24,14 @@
 //! each declaring page. Every knowledge-graph edge (crate::kg) becomes a `wk:<predicate>`
 //! triple between its endpoints' IRIs, tagged with the declaring page.
 //!
-//! The T-Box is public, and so are the triples of pages every caller may view (anonymous
-//! callers included): the store probes one visibility group per distinct key, so tagging the
-//! public majority `Public` keeps queries cheap. A restricted page's triples carry its key, so
-//! they never influence a result for a caller who may not view it. An edge is tagged with the
+//! The T-Box is public, and so are the triples of pages *every* caller may view
+//! ([`crate::acl::Acl::is_open_to_everyone`]: anonymous callers and every key holder alike):
+//! the store probes one visibility group per distinct key, so tagging the public majority
+//! `Public` keeps queries cheap. Every other page's triples carry its key — a page granted only
+//! to `Anonymous` or `Guest` included, which key holders may not view — so they are seen
+//! exactly by the callers `Caller::can_view` lets view the page, as on every other surface.
+//!
+//! An edge is tagged with the
 //! one restricted key among its declaring page and its page endpoints (or `Public` when there
 //! is none); an edge that involves two different restricted pages cannot be expressed by one
 //! visibility and is left out of the projection (it stays in the knowledge graph).
@@ -222,9 +226,8 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
     let mut b = StoreBuilder::new();
     add_tbox(&mut b);
     let ty = || iri(RDF_TYPE);
-    let vis_of = |page: &PageRecord| if page.acl.is_public() { Visibility::Public } else { Visibility::Page(page.key) };
     for page in pages {
-        let vis = vis_of(page);
+        let vis = page_visibility(page);
         let s = page_iri(&page.canonical_id);
         b.add(iri(&s), ty(), iri(page_class(page.page_type.as_deref())), vis);
         b.add(iri(&s), iri(format!("{DCT}title")), Term::string(&page.title), vis);
@@ -252,7 +255,7 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
     for node in kg.nodes.iter().filter(|n| n.kind == NodeKind::Entity) {
         let e = entity_iri(&node.id);
         for (key, slug) in &node.pages {
-            let vis = by_slug.get(slug.as_str()).map_or(Visibility::Page(*key), |p| vis_of(p));
+            let vis = by_slug.get(slug.as_str()).map_or(Visibility::Page(*key), |p| page_visibility(p));
             b.add(iri(&e), ty(), iri(entity_class(&node.node_type)), vis);
             b.add(iri(&e), iri(format!("{RDFS}label")), Term::string(&node.name), vis);
             b.add(iri(&e), iri(format!("{PROV}wasAttributedTo")), iri(format!("{WK}HumanAgent")), vis);
@@ -267,7 +270,7 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
         // The restricted keys the edge depends on: its declaring page and any page endpoint.
         let mut restricted: Vec<u32> = Vec::new();
         let mut consider = |key: u32| {
-            if by_key.get(&key).is_none_or(|p| !p.acl.is_public()) && !restricted.contains(&key) {
+            if by_key.get(&key).is_none_or(|p| !p.acl.is_open_to_everyone()) && !restricted.contains(&key) {
                 restricted.push(key);
             }
         };
@@ -286,6 +289,16 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
         b.add(iri(s), iri(format!("{WK}{}", property_local(&edge.predicate))), iri(o), vis);
     }
     b.build()
+}
+
+/// The visibility of a page's own triples: `Public` when every caller may view the page, else
+/// the page's key (seen by whoever `Caller::can_view` lets view it).
+pub fn page_visibility(page: &PageRecord) -> Visibility {
+    if page.acl.is_open_to_everyone() {
+        Visibility::Public
+    } else {
+        Visibility::Page(page.key)
+    }
 }
 
 /// Prefixes declared for every query (a query's own declarations override them), so
@@ -367,6 +380,68 @@ mod tests {
         assert_eq!(concept_slug("architecture/decisions"), "architecture/decisions");
         assert_eq!(page_class(None), format!("{WK}Concept"));
         assert_eq!(page_class(Some("Runbook")), format!("{WK}Runbook"));
+    }
+
+    /// The page table and the whole RDF store of a compiled index.
+    #[cfg(feature = "sparql")]
+    fn table_and_store(index: &crate::compile::CompiledIndex) -> (std::sync::Arc<crate::catalog::PageTable>, std::sync::Arc<Store>) {
+        pollster::block_on(async {
+            let reader = crate::reader::IndexReader::open(crate::reader::MemoryStore::from_compiled(index), std::sync::Arc::new(crate::reader::ShardCache::default()))
+                .await
+                .expect("open");
+            (reader.pages().await.expect("pages"), reader.rdf().await.expect("rdf"))
+        })
+    }
+
+    /// Runs `query` as `caller` the way `/sparql` and `sparql_query` do.
+    #[cfg(feature = "sparql")]
+    fn ask_as(table: &crate::catalog::PageTable, store: &Store, caller: &crate::access::Caller, query: &str) -> Value {
+        let can_view = |k: u32| table.pages.iter().any(|p| p.key == k && caller.can_view(p));
+        run_query(store, query, &can_view).expect("query").to_compact_json()
+    }
+
+    #[cfg(feature = "sparql")]
+    #[test]
+    fn sparql_hides_anonymous_only_pages_from_key_holders() {
+        use crate::access::Caller;
+        use crate::compile::{compile, CompileOptions, SourcePage};
+        let page = |slug: &str, acl: &str| SourcePage {
+            file_name: format!("{slug}.md"),
+            text: format!("---\ntitle: {slug} Title\ntags: [lobby]\n---\n{acl}\n\n# {slug}\n\nText.\n"),
+            git_version: None,
+            updated: 0,
+        };
+        let pages = vec![
+            page("Plain", ""),
+            page("Everyone", "[{ALLOW view All}]()"),
+            page("Both", "[{ALLOW view Anonymous,Authenticated}]()"),
+            page("AnonymousOnly", "[{ALLOW view Anonymous}]()"),
+            page("GuestOnly", "[{ALLOW view guest}]()"),
+            page("Members", "[{ALLOW view Authenticated}]()"),
+        ];
+        let index = compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+        let (table, store) = table_and_store(&index);
+        for p in &table.pages {
+            let open = ["Plain", "Everyone", "Both"].contains(&p.slug.as_str());
+            assert_eq!(page_visibility(p) == Visibility::Public, open, "{}", p.slug);
+        }
+        let key = |names: &[&str]| Caller::for_key(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>(), None);
+        let callers = [
+            ("anonymous", Caller::anonymous(), vec!["AnonymousOnly", "Both", "Everyone", "GuestOnly", "Plain"]),
+            ("key", key(&[]), vec!["Both", "Everyone", "Members", "Plain"]),
+            // A key that names the not-logged-in principals still does not hold them.
+            ("key naming Anonymous and Guest", key(&["Anonymous", "Guest"]), vec!["Both", "Everyone", "Members", "Plain"]),
+            ("Admin", key(&["Admin"]), vec!["AnonymousOnly", "Both", "Everyone", "GuestOnly", "Members", "Plain"]),
+        ];
+        for (label, caller, expected) in callers {
+            let viewable: Vec<&str> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.slug.as_str()).collect();
+            assert_eq!(viewable, expected, "{label}: can_view");
+            let titles = ask_as(&table, &store, &caller, "SELECT ?t WHERE { ?p dct:title ?t } ORDER BY ?t");
+            let titles: Vec<String> = titles.as_array().expect("rows").iter().filter_map(|r| r["t"].as_str()).map(|t| t.trim_end_matches(" Title").to_string()).collect();
+            assert_eq!(titles, expected, "{label}: SPARQL titles");
+            let count = ask_as(&table, &store, &caller, "SELECT (COUNT(?p) AS ?n) WHERE { ?p wk:hasTag ?c }");
+            assert_eq!(count[0]["n"], json!(expected.len().to_string()), "{label}: SPARQL count");
+        }
     }
 
     #[test]
