@@ -182,20 +182,18 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
     Response::json(200, &json!({ "slug": page.slug, "direction": direction, "depth": depth, "count": items.len(), "neighbours": items }))
 }
 
-/// One cluster as seen by the caller, or `None` when it has no viewable member.
+/// One cluster as seen by the caller, or `None` when the caller does not see it (it may view
+/// neither its hub nor a member: `Spine::is_visible`, the rule the knowledge graph and SPARQL
+/// follow too).
 fn cluster_json(spine: &crate::spine::Spine, table: &PageTable, caller: &Caller, name: &str, with_members: bool) -> Option<Value> {
     let cluster = spine.cluster(name)?;
-    let members: Vec<&PageRecord> = spine.members(name).iter().filter_map(|s| caller.page(table, s)).collect();
-    if members.is_empty() {
+    let sees = |slug: &str| caller.page(table, slug).is_some();
+    if !spine.is_visible(name, &sees) {
         return None;
     }
+    let members: Vec<&PageRecord> = spine.members(name).iter().filter_map(|s| caller.page(table, s)).collect();
     let hub = cluster.hub.as_deref().and_then(|h| caller.page(table, h)).map(page_json);
-    let subs: Vec<&str> = cluster
-        .sub_clusters
-        .iter()
-        .filter(|s| spine.members(s).iter().any(|m| caller.page(table, m).is_some()))
-        .map(String::as_str)
-        .collect();
+    let subs: Vec<&str> = cluster.sub_clusters.iter().filter(|s| spine.is_visible(s, &sees)).map(String::as_str).collect();
     let mut v = json!({
         "name": cluster.name,
         "parent": cluster.name.split_once('/').map(|(p, _)| p),

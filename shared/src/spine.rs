@@ -471,6 +471,27 @@ impl Spine {
         out.into_iter().map(str::to_owned).collect()
     }
 
+    /// The pages that make the cluster `name` visible: a caller sees the cluster — in listings,
+    /// as a knowledge-graph concept, and its edges to its parent or sub-clusters — iff it may
+    /// view one of them. They are its hub and its transitive members (the hub is a member, as
+    /// it names the cluster), so a parent is visible whenever one of its sub-clusters is.
+    /// Sorted by slug; unknown cluster ⇒ empty.
+    pub fn visibility_pages(&self, name: &str) -> Vec<String> {
+        let mut pages = self.members(name);
+        if let Some(hub) = self.cluster(name).and_then(|c| c.hub.as_ref()) {
+            if let Err(at) = pages.binary_search(hub) {
+                pages.insert(at, hub.clone());
+            }
+        }
+        pages
+    }
+
+    /// Does a caller who may view the pages `visible` accepts see the cluster `name`? (See
+    /// [`Spine::visibility_pages`].)
+    pub fn is_visible(&self, name: &str, visible: &dyn Fn(&str) -> bool) -> bool {
+        self.visibility_pages(name).iter().any(|slug| visible(slug))
+    }
+
     /// Number of clusters with a declaring hub.
     pub fn hubs(&self) -> usize {
         self.clusters.iter().filter(|c| c.hub.is_some()).count()
@@ -729,6 +750,29 @@ mod tests {
         assert!(spine.headless().is_empty());
         assert_eq!(spine.cluster("unknown"), None);
         assert!(spine.members("unknown").is_empty());
+    }
+
+    #[test]
+    fn a_cluster_is_visible_through_its_hub_or_any_member() {
+        let spine = Spine::project(&[
+            hub("MlHub", "ml"),
+            member("Aardvark", &["ml/ops"]),
+            member("Beaver", &["ml/ops"]),
+            hub("VaultHub", "ml/vault"),
+        ]);
+        assert_eq!(spine.visibility_pages("ml/ops"), strings(&["Aardvark", "Beaver"]));
+        assert_eq!(spine.visibility_pages("ml/vault"), strings(&["VaultHub"]));
+        assert_eq!(
+            spine.visibility_pages("ml"),
+            strings(&["Aardvark", "Beaver", "MlHub", "VaultHub"])
+        );
+        assert!(spine.visibility_pages("unknown").is_empty());
+        let only = |slug: &'static str| move |s: &str| s == slug;
+        assert!(spine.is_visible("ml/ops", &only("Beaver")), "not only through the first member");
+        assert!(spine.is_visible("ml", &only("Beaver")), "a parent through a sub-cluster's member");
+        assert!(spine.is_visible("ml/vault", &only("VaultHub")), "through the hub alone");
+        assert!(!spine.is_visible("ml/vault", &only("MlHub")));
+        assert!(!spine.is_visible("unknown", &|_| true));
     }
 
     #[test]
