@@ -120,16 +120,20 @@ pub mod mutation {
         /// Graph neighbour searches return only viewable pages but step through hidden ones
         /// (a hidden page's links then show up as shorter paths between visible pages).
         GraphSteps = 6,
+        /// A sub-cluster's `part_of`/`contains` edges to its parent (knowledge graph and RDF)
+        /// follow its alphabetically first member alone again, not every member.
+        ClusterEdges = 7,
     }
 
     /// Every mutation with its name on the command line.
-    pub const ALL: [(&str, Mutation); 6] = [
+    pub const ALL: [(&str, Mutation); 7] = [
         ("rest-bundles", Mutation::RestBundles),
         ("mcp-tools", Mutation::McpTools),
         ("graph", Mutation::Graph),
         ("graph-steps", Mutation::GraphSteps),
         ("sparql", Mutation::Sparql),
         ("wording", Mutation::Wording),
+        ("cluster-edges", Mutation::ClusterEdges),
     ];
 
     static ACTIVE: AtomicU8 = AtomicU8::new(0);
@@ -148,6 +152,7 @@ pub mod mutation {
             4 => Mutation::Sparql,
             5 => Mutation::Wording,
             6 => Mutation::GraphSteps,
+            7 => Mutation::ClusterEdges,
             _ => Mutation::None,
         }
     }

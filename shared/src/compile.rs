@@ -480,7 +480,7 @@ pub fn compile_with_vectors(
             sidecar_entities: sidecar.and_then(|sc| sc.pages.get(&records[i].slug)).map_or(&[], Vec::as_slice),
         })
         .collect();
-    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs, sidecar);
+    let (knowledge_graph, mention_index) = crate::kg::build(&kg_inputs, sidecar, &spine);
     drop(kg_inputs);
     let rdf_store = crate::ontology::project(&records, &knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))?;
 

@@ -57,6 +57,17 @@
 //! is backed by the one page that declares it and is seen iff that page and both endpoints
 //! are. A mention is seen iff its page is. So a restricted page's tags, entities and links
 //! leave no trace for a caller who may not view it.
+//!
+//! The exception is the structure between clusters: a sub-cluster's `part_of` edge to its
+//! parent (and the parent's `contains` edge back) is declared by every member of the
+//! sub-cluster alike, so it belongs to none of them. It follows the clusters themselves, as
+//! the spine defines their visibility ([`crate::spine::Spine::visibility_pages`]): a cluster is
+//! visible iff the caller may view its hub or one of its members, and the edge iff both
+//! clusters are — which, since every member of a sub-cluster is a member of its parent, is iff
+//! the caller may view one of the sub-cluster's members. Such an edge lists those pages in
+//! [`KgEdge::visible_with_any_of`]. (Tying it to one member instead would hide real structure
+//! from callers who see the cluster through another member, and tell them that member is
+//! hidden.)
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -64,6 +75,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::catalog::PageRecord;
+use crate::spine::Spine;
 
 /// The closed relationship vocabulary of REFERENCE §5.1, in its order.
 pub const PREDICATES: [&str; 21] = [
@@ -135,9 +147,32 @@ pub struct KgEdge {
     pub source: u32,
     pub target: u32,
     pub predicate: String,
-    /// Key of the page that declares the edge.
+    /// Key of the page that declares the edge (for an edge that lists
+    /// [`KgEdge::visible_with_any_of`], the first of them by slug, which readers written before
+    /// that list existed still use).
     pub page: u32,
+    /// For an edge no single page declares (a sub-cluster's edges to its parent): the keys of
+    /// the pages any one of which makes it visible, ascending. Empty for every other edge (and
+    /// in indexes written before the list existed): then [`KgEdge::page`] decides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub visible_with_any_of: Vec<u32>,
     pub properties: Map<String, Value>,
+}
+
+impl KgEdge {
+    /// The pages any one of which lets a caller see the edge (both endpoints must be visible
+    /// too, see [`KnowledgeGraph::edge_visible`]).
+    pub fn backing_pages(&self) -> &[u32] {
+        #[cfg(feature = "acl-mutation")]
+        if crate::access::mutation::active() == crate::access::mutation::Mutation::ClusterEdges {
+            return std::slice::from_ref(&self.page);
+        }
+        if self.visible_with_any_of.is_empty() {
+            std::slice::from_ref(&self.page)
+        } else {
+            &self.visible_with_any_of
+        }
+    }
 }
 
 /// One mention: node `node` occurs in chunk `chunk` of the page with key `page`.
@@ -240,6 +275,20 @@ fn matchable(name: &str) -> Option<Vec<String>> {
 /// Edges while building: (source, predicate, target) → (declaring page key, properties).
 type EdgeMap = BTreeMap<(usize, &'static str, usize), (u32, Map<String, Value>)>;
 
+/// The keys of the pages that make the cluster `name` visible: those of the spine
+/// ([`Spine::visibility_pages`]), or for a value the spine rejects as a cluster path (it still
+/// gets a concept), the pages naming it.
+fn cluster_visibility_keys(name: &str, spine: &Spine, order: &[&KgPageInput<'_>], by_slug: &HashMap<&str, &PageRecord>) -> Vec<u32> {
+    let mut keys: Vec<u32> = if spine.cluster(name).is_some() {
+        spine.visibility_pages(name).iter().filter_map(|slug| by_slug.get(slug.as_str())).map(|r| r.key).collect()
+    } else {
+        order.iter().filter(|p| p.record.clusters.iter().any(|c| c == name)).map(|p| p.record.key).collect()
+    };
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
 struct Builder {
     nodes: Vec<KgNode>,
     index: HashMap<(NodeKind, String), usize>,
@@ -323,7 +372,13 @@ fn legacy_relations(value: &Value) -> Vec<(String, String)> {
 }
 
 /// Builds the graph and its mention index from the pages (in any order; output is sorted).
-pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::EntitySidecar>) -> (KnowledgeGraph, MentionIndex) {
+/// `spine` is the cluster taxonomy of the same pages: it decides who sees the edges between a
+/// sub-cluster and its parent.
+pub fn build(
+    pages: &[KgPageInput<'_>],
+    sidecar: Option<&crate::entity_sidecar::EntitySidecar>,
+    spine: &Spine,
+) -> (KnowledgeGraph, MentionIndex) {
     let mut order: Vec<&KgPageInput<'_>> = pages.iter().collect();
     order.sort_by(|a, b| a.record.slug.cmp(&b.record.slug));
     let mut b = Builder { nodes: Vec::new(), index: HashMap::new(), edges: BTreeMap::new() };
@@ -331,6 +386,9 @@ pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::
     let by_id: HashMap<&str, &PageRecord> = order.iter().map(|p| (p.record.canonical_id.as_str(), p.record)).collect();
 
     let mut human_entities: BTreeSet<usize> = BTreeSet::new();
+    // Sub-cluster edges, (sub-cluster node, parent node) → the sub-cluster's names as written
+    // (one node may stand for several spellings).
+    let mut sub_cluster_edges: BTreeMap<(usize, usize), BTreeSet<&str>> = BTreeMap::new();
     let mut sidecar_entities: BTreeSet<usize> = BTreeSet::new();
 
     // Page nodes first, so every page edge finds its target.
@@ -372,6 +430,7 @@ pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::
                 mark_kind(&mut b.nodes[pc], "cluster");
                 b.edge(c, "part_of", pc, r.key, derived("cluster"));
                 b.edge(pc, "contains", c, r.key, derived("cluster"));
+                sub_cluster_edges.entry((c, pc)).or_default().insert(cluster.as_str());
             }
         }
         for tag in &r.tags {
@@ -443,6 +502,14 @@ pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::
     for n in &mut b.nodes {
         n.pages.sort_by(|a, c| a.1.cmp(&c.1));
     }
+    let mut any_of: HashMap<(usize, &'static str, usize), Vec<u32>> = HashMap::new();
+    for (&(c, pc), names) in &sub_cluster_edges {
+        let mut keys: Vec<u32> = names.iter().flat_map(|name| cluster_visibility_keys(name, spine, &order, &by_slug)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        any_of.insert((pc, "contains", c), keys.clone());
+        any_of.insert((c, "part_of", pc), keys);
+    }
     // Entities only the sidecar declares carry its provenance; frontmatter makes them human.
     if let Some(sc) = sidecar {
         for &e in sidecar_entities.difference(&human_entities) {
@@ -468,6 +535,7 @@ pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::
         .edges
         .into_iter()
         .map(|((s, p, t), (page, properties))| {
+            let visible_with_any_of = any_of.remove(&(s, p, t)).unwrap_or_default();
             let (s, t) = (new_index[s], new_index[t]);
             KgEdge {
                 id: stable_id(&format!("wikantik:kg:edge:{}:{p}:{}", nodes[s as usize].id, nodes[t as usize].id)),
@@ -475,6 +543,7 @@ pub fn build(pages: &[KgPageInput<'_>], sidecar: Option<&crate::entity_sidecar::
                 target: t,
                 predicate: p.to_string(),
                 page,
+                visible_with_any_of,
                 properties,
             }
         })
@@ -527,9 +596,12 @@ impl KnowledgeGraph {
         self.nodes.get(node as usize).is_some_and(|n| n.pages.iter().any(|(k, _)| can_view(*k)))
     }
 
-    /// Is the edge (and both its endpoints) visible?
+    /// Is the edge (and both its endpoints) visible? It needs one of its backing pages
+    /// ([`KgEdge::backing_pages`]) and a backing page of each endpoint.
     pub fn edge_visible(&self, edge: &KgEdge, can_view: &dyn Fn(u32) -> bool) -> bool {
-        can_view(edge.page) && self.node_visible(edge.source, can_view) && self.node_visible(edge.target, can_view)
+        edge.backing_pages().iter().any(|&k| can_view(k))
+            && self.node_visible(edge.source, can_view)
+            && self.node_visible(edge.target, can_view)
     }
 
     /// The visible node with this name (case-insensitive; page, then entity, then concept) or
@@ -559,7 +631,7 @@ impl KnowledgeGraph {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -579,6 +651,108 @@ mod tests {
         for p in PREDICATES {
             assert_eq!(legacy_predicate(p), (p, true));
         }
+    }
+
+    /// A wiki whose sub-clusters' alphabetically first members are restricted:
+    /// `ml/ops` = Aardvark (Alice only) and Beaver (public); `ml/vault` = Alpaca (Alice only) and
+    /// its hub VaultHub (Bob only); `ml` has the public hub MlHub.
+    pub(crate) fn sub_cluster_wiki() -> crate::compile::CompiledIndex {
+        use crate::compile::{compile, CompileOptions, SourcePage};
+        let page = |file: &str, frontmatter: &str, acl: &str| SourcePage {
+            file_name: file.into(),
+            text: format!("---\n{frontmatter}\n---\n{acl}\n\n# {file}\n\nSome notes about pipelines.\n"),
+            git_version: None,
+            updated: 0,
+        };
+        let pages = vec![
+            page("MlHub.md", "type: hub\ncluster: ml", ""),
+            page("Aardvark.md", "cluster: ml/ops", "[{ALLOW view Alice}]()"),
+            page("Beaver.md", "cluster: ml/ops", ""),
+            page("Alpaca.md", "cluster: ml/vault", "[{ALLOW view Alice}]()"),
+            page("VaultHub.md", "type: hub\ncluster: ml/vault", "[{ALLOW view Bob}]()"),
+        ];
+        compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile")
+    }
+
+    /// The callers of [`sub_cluster_wiki`]'s tests.
+    pub(crate) fn sub_cluster_callers() -> Vec<(&'static str, crate::access::Caller)> {
+        use crate::access::Caller;
+        let key = |names: &[&str]| Caller::for_key(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>(), None);
+        vec![("anonymous", Caller::anonymous()), ("key", key(&[])), ("Alice", key(&["Alice"])), ("Bob", key(&["Bob"])), ("Carol", key(&["Carol"]))]
+    }
+
+    #[test]
+    fn sub_cluster_edges_do_not_depend_on_the_first_members_acl() {
+        let index = sub_cluster_wiki();
+        let (table, kg) = pollster::block_on(async {
+            let reader = crate::reader::IndexReader::open(crate::reader::MemoryStore::from_compiled(&index), std::sync::Arc::new(crate::reader::ShardCache::default()))
+                .await
+                .expect("open");
+            (reader.pages().await.expect("pages"), reader.kg().await.expect("kg"))
+        });
+        let concept = |name: &str| kg.nodes.iter().position(|n| n.kind == NodeKind::Concept && n.name == name).map(|i| i as u32);
+        let edge = |from: &str, predicate: &str, to: &str| {
+            let (s, t) = (concept(from), concept(to));
+            kg.edges.iter().find(|e| Some(e.source) == s && Some(e.target) == t && e.predicate == predicate).cloned()
+        };
+        let key = |slug: &str| table.by_slug(slug).map(|p| p.key).unwrap_or(u32::MAX);
+        let mut ops_keys = vec![key("Aardvark"), key("Beaver")];
+        ops_keys.sort_unstable();
+        let mut vault_keys = vec![key("Alpaca"), key("VaultHub")];
+        vault_keys.sort_unstable();
+        for (sub, keys) in [("ml/ops", &ops_keys), ("ml/vault", &vault_keys)] {
+            for (from, predicate, to) in [(sub, "part_of", "ml"), ("ml", "contains", sub)] {
+                let found = edge(from, predicate, to);
+                assert_eq!(found.as_ref().map(|e| &e.visible_with_any_of), Some(keys), "{from} {predicate} {to}: {found:?}");
+            }
+        }
+        // Who sees each sub-cluster (hub or a member), and so its edges to `ml`.
+        let expected = [("anonymous", true, false), ("key", true, false), ("Alice", true, true), ("Bob", true, true), ("Carol", true, false)];
+        for ((label, caller), (_, sees_ops, sees_vault)) in sub_cluster_callers().into_iter().zip(expected) {
+            let can_view = |k: u32| table.pages.iter().any(|p| p.key == k && caller.can_view(p));
+            for (sub, sees) in [("ml/ops", sees_ops), ("ml/vault", sees_vault)] {
+                for (from, predicate, to) in [(sub, "part_of", "ml"), ("ml", "contains", sub)] {
+                    let found = edge(from, predicate, to).expect("edge");
+                    assert_eq!(kg.edge_visible(&found, &can_view), sees, "{label}: {from} {predicate} {to}");
+                }
+                assert_eq!(concept(sub).is_some_and(|c| kg.node_visible(c, &can_view)), sees, "{label}: concept {sub}");
+            }
+        }
+        // Every other edge keeps its one declaring page.
+        let membership = kg.edges.iter().find(|e| kg.nodes[e.source as usize].name == "Aardvark" && e.predicate == "part_of").expect("membership");
+        assert!(membership.visible_with_any_of.is_empty());
+        assert_eq!(membership.backing_pages(), &[key("Aardvark")]);
+    }
+
+    #[test]
+    fn edges_without_a_page_list_decode_from_older_indexes() {
+        /// `KgEdge` as indexes wrote it before `visible_with_any_of` existed.
+        #[derive(Serialize)]
+        struct EdgeBeforeThePageList {
+            id: String,
+            source: u32,
+            target: u32,
+            predicate: String,
+            page: u32,
+            properties: Map<String, Value>,
+        }
+        let old = EdgeBeforeThePageList { id: "e".into(), source: 0, target: 1, predicate: "part_of".into(), page: 7, properties: derived("cluster") };
+        let mut bytes = Vec::new();
+        ciborium::into_writer(&old, &mut bytes).expect("encode");
+        let edge: KgEdge = ciborium::from_reader(bytes.as_slice()).expect("decode");
+        assert!(edge.visible_with_any_of.is_empty());
+        assert_eq!(edge.backing_pages(), &[7]);
+        // An edge without the list is written byte for byte as before it existed.
+        let mut again = Vec::new();
+        ciborium::into_writer(&edge, &mut again).expect("encode");
+        assert_eq!(again, bytes);
+        // One with the list round-trips.
+        let listed = KgEdge { visible_with_any_of: vec![3, 7], ..edge };
+        let mut bytes = Vec::new();
+        ciborium::into_writer(&listed, &mut bytes).expect("encode");
+        let back: KgEdge = ciborium::from_reader(bytes.as_slice()).expect("decode");
+        assert_eq!(back, listed);
+        assert_eq!(back.backing_pages(), &[3, 7]);
     }
 
     #[test]

@@ -31,10 +31,13 @@
 //! to `Anonymous` or `Guest` included, which key holders may not view — so they are seen
 //! exactly by the callers `Caller::can_view` lets view the page, as on every other surface.
 //!
-//! An edge is tagged with the
-//! one restricted key among its declaring page and its page endpoints (or `Public` when there
-//! is none); an edge that involves two different restricted pages cannot be expressed by one
-//! visibility and is left out of the projection (it stays in the knowledge graph).
+//! An edge is tagged with the one restricted key among its backing page
+//! ([`crate::kg::KgEdge::backing_pages`]) and its page endpoints (or `Public` when there is
+//! none); an edge that involves two different restricted pages cannot be expressed by one
+//! visibility and is left out of the projection (it stays in the knowledge graph). An edge
+//! with several backing pages, any one of which makes it visible (a sub-cluster's edges to its
+//! parent, seen by whoever sees the sub-cluster), is stored once per backing page's
+//! visibility — once, as `Public`, when one of them is open to everyone.
 
 use serde_json::{json, Value};
 
@@ -267,26 +270,10 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
     let by_key: std::collections::HashMap<u32, &PageRecord> = pages.iter().map(|p| (p.key, p)).collect();
     for edge in &kg.edges {
         let (Some(s), Some(o)) = (node_iri(kg, edge.source, pages), node_iri(kg, edge.target, pages)) else { continue };
-        // The restricted keys the edge depends on: its declaring page and any page endpoint.
-        let mut restricted: Vec<u32> = Vec::new();
-        let mut consider = |key: u32| {
-            if by_key.get(&key).is_none_or(|p| !p.acl.is_open_to_everyone()) && !restricted.contains(&key) {
-                restricted.push(key);
-            }
-        };
-        consider(edge.page);
-        for end in [edge.source, edge.target] {
-            let node = &kg.nodes[end as usize];
-            if node.kind == NodeKind::Page {
-                node.pages.iter().for_each(|(k, _)| consider(*k));
-            }
+        let predicate = format!("{WK}{}", property_local(&edge.predicate));
+        for vis in edge_visibilities(kg, edge, &by_key) {
+            b.add(iri(&s), iri(&predicate), iri(&o), vis);
         }
-        let vis = match restricted.as_slice() {
-            [] => Visibility::Public,
-            [one] => Visibility::Page(*one),
-            _ => continue,
-        };
-        b.add(iri(s), iri(format!("{WK}{}", property_local(&edge.predicate))), iri(o), vis);
     }
     b.build()
 }
@@ -299,6 +286,41 @@ pub fn page_visibility(page: &PageRecord) -> Visibility {
     } else {
         Visibility::Page(page.key)
     }
+}
+
+/// The visibilities an edge's triple is stored under, one per backing page it can be seen
+/// through: for each backing page, the one restricted key among it and the edge's page
+/// endpoints (`Public` when there is none; no visibility when there are two). Just `Public`
+/// when that is one of them; empty when the edge cannot be expressed at all.
+fn edge_visibilities(kg: &KnowledgeGraph, edge: &crate::kg::KgEdge, by_key: &std::collections::HashMap<u32, &PageRecord>) -> Vec<Visibility> {
+    let restricted = |key: u32| by_key.get(&key).is_none_or(|p| !p.acl.is_open_to_everyone());
+    let mut endpoints: Vec<u32> = Vec::new();
+    for end in [edge.source, edge.target] {
+        if let Some(node) = kg.nodes.get(end as usize).filter(|n| n.kind == NodeKind::Page) {
+            endpoints.extend(node.pages.iter().map(|(k, _)| *k).filter(|&k| restricted(k)));
+        }
+    }
+    let mut out: Vec<Visibility> = Vec::new();
+    for &backing in edge.backing_pages() {
+        let mut keys = endpoints.clone();
+        if restricted(backing) {
+            keys.push(backing);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let vis = match keys.as_slice() {
+            [] => Visibility::Public,
+            [one] => Visibility::Page(*one),
+            _ => continue,
+        };
+        if vis == Visibility::Public {
+            return vec![Visibility::Public];
+        }
+        if !out.contains(&vis) {
+            out.push(vis);
+        }
+    }
+    out
 }
 
 /// Prefixes declared for every query (a query's own declarations override them), so
@@ -398,6 +420,29 @@ mod tests {
     fn ask_as(table: &crate::catalog::PageTable, store: &Store, caller: &crate::access::Caller, query: &str) -> Value {
         let can_view = |k: u32| table.pages.iter().any(|p| p.key == k && caller.can_view(p));
         run_query(store, query, &can_view).expect("query").to_compact_json()
+    }
+
+    #[cfg(feature = "sparql")]
+    #[test]
+    fn sub_cluster_triples_do_not_depend_on_the_first_members_acl() {
+        let index = crate::kg::tests::sub_cluster_wiki();
+        let (table, store) = table_and_store(&index);
+        let expected = [("anonymous", true, false), ("key", true, false), ("Alice", true, true), ("Bob", true, true), ("Carol", true, false)];
+        for ((label, caller), (_, sees_ops, sees_vault)) in crate::kg::tests::sub_cluster_callers().into_iter().zip(expected) {
+            for (sub, sees) in [("ml/ops", sees_ops), ("ml/vault", sees_vault)] {
+                let (child, parent) = (concept_iri(sub), concept_iri("ml"));
+                for pattern in [
+                    format!("<{child}> wk:partOf <{parent}>"),
+                    format!("<{child}> dct:isPartOf <{parent}>"),
+                    format!("<{parent}> wk:contains <{child}>"),
+                    format!("<{parent}> dct:hasPart <{child}>"),
+                    format!("<{child}> skos:broader <{parent}>"),
+                ] {
+                    let answer = ask_as(&table, &store, &caller, &format!("ASK {{ {pattern} }}"));
+                    assert_eq!(answer["boolean"], json!(sees), "{label}: {pattern}");
+                }
+            }
+        }
     }
 
     #[cfg(feature = "sparql")]
