@@ -718,7 +718,8 @@ pub fn compile_with_vectors(
     tick(progress);
     shards.push(encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)?);
     shards.push(encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?);
-    let (rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+    let (mut rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+    rdf_directory.projection = crate::ontology::PROJECTION_VERSION;
     shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)?);
     for (p, partition) in rdf_partitions.iter().enumerate() {
         shards.push(encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)?);

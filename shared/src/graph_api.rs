@@ -278,12 +278,15 @@ pub async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, c
         Some(_) => return Response::error(400, "format must be 'standard' or 'compact'"),
     };
     let predicates = crate::ontology::query_predicates(&query);
-    let (table, store) = futures_util::join!(reader.pages(), reader.rdf_for(predicates.as_deref()));
-    let (table, store) = match (table, store) {
-        (Ok(t), Ok(s)) => (t, s),
-        (Err(e), _) | (_, Err(e)) => return index_error(&e),
+    let (table, store, projection) = futures_util::join!(reader.pages(), reader.rdf_for(predicates.as_deref()), reader.rdf_projection());
+    let (table, store, projection) = match (table, store, projection) {
+        (Ok(t), Ok(s), Ok(p)) => (t, s, p),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return index_error(&e),
     };
-    let keys: HashSet<u32> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
+    let keys = match crate::ontology::sparql_viewable_keys(&table, caller, projection) {
+        Ok(keys) => keys,
+        Err(e) => return index_error(&e),
+    };
     match crate::ontology::run_query(&store, &query, &|k| keys.contains(&k)) {
         Ok(results) if compact => Response::json(200, &results.to_compact_json()),
         Ok(results) => match results.to_turtle() {

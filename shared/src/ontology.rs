@@ -47,6 +47,12 @@ use crate::sparql::term::{RDFS_DOMAIN, RDFS_RANGE, RDFS_SUB_CLASS_OF, RDFS_SUB_P
 use crate::sparql::{SparqlError, Store, StoreBuilder, Term, Visibility};
 
 pub const WK: &str = "https://wiki.wikantik.com/ns/wikantik#";
+
+/// The rules [`project`] follows, recorded in the `rdf` directory (`RdfDirectory::projection`):
+/// 1 = the `Public` group holds only the T-Box and the triples of pages every caller may view,
+/// and a sub-cluster's edges to its parent follow the sub-cluster. Indexes written before
+/// (0) put the triples of pages only anonymous callers may view in `Public` too.
+pub const PROJECTION_VERSION: u32 = 1;
 pub const ID_BASE: &str = "https://wiki.wikantik.com/id/";
 pub const WIKI_URL: &str = "https://wiki.wikantik.com/wiki/";
 pub const RDFS: &str = "http://www.w3.org/2000/01/rdf-schema#";
@@ -278,6 +284,25 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
     b.build()
 }
 
+/// The keys of the pages whose triples `caller` sees in the index's RDF store: exactly those
+/// [`Caller::can_view`](crate::access::Caller::can_view) allows, as on every other surface.
+///
+/// An index projected before [`PROJECTION_VERSION`] 1 (`projection` from the `rdf` directory)
+/// stored the triples of pages that only anonymous callers may view (granted to `Anonymous`
+/// or `Guest` alone) in its `Public` group, which no key filter can take back out; for a caller
+/// who may not view such a page this is an error naming the `rdf` projection (the index must
+/// be rebuilt), never an answer that includes the page.
+pub fn sparql_viewable_keys(
+    table: &crate::catalog::PageTable,
+    caller: &crate::access::Caller,
+    projection: u32,
+) -> crate::error::Result<std::collections::HashSet<u32>> {
+    if projection < PROJECTION_VERSION && table.pages.iter().any(|p| p.acl.is_public() && !p.acl.is_open_to_everyone() && !caller.can_view(p)) {
+        return Err(crate::error::Error::UnsupportedFormat { name: "rdf projection".into(), found: projection, supported: PROJECTION_VERSION });
+    }
+    Ok(table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect())
+}
+
 /// The visibility of a page's own triples: `Public` when every caller may view the page, else
 /// the page's key (seen by whoever `Caller::can_view` lets view it).
 pub fn page_visibility(page: &PageRecord) -> Visibility {
@@ -487,6 +512,44 @@ mod tests {
             let count = ask_as(&table, &store, &caller, "SELECT (COUNT(?p) AS ?n) WHERE { ?p wk:hasTag ?c }");
             assert_eq!(count[0]["n"], json!(expected.len().to_string()), "{label}: SPARQL count");
         }
+    }
+
+    #[cfg(feature = "sparql")]
+    #[test]
+    fn old_projections_are_refused_to_callers_their_public_group_would_mislead() {
+        use crate::access::Caller;
+        use crate::compile::{compile, CompileOptions, SourcePage};
+        let page = |slug: &str, acl: &str| SourcePage { file_name: format!("{slug}.md"), text: format!("{acl}\n\n# {slug}\n\nText.\n"), git_version: None, updated: 0 };
+        let with_lobby = compile(vec![page("Plain", ""), page("Lobby", "[{ALLOW view Anonymous}]()")], &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+        let without = compile(vec![page("Plain", ""), page("Staff", "[{ALLOW view Authenticated}]()")], &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+        let key = Caller::for_key(&[], None);
+        let admin = Caller::for_key(&["Admin".to_string()], None);
+        let (lobby_table, _) = table_and_store(&with_lobby);
+        let (plain_table, _) = table_and_store(&without);
+        for (label, caller) in [("anonymous", Caller::anonymous()), ("key", key.clone()), ("Admin", admin)] {
+            assert!(sparql_viewable_keys(&lobby_table, &caller, PROJECTION_VERSION).is_ok(), "{label}: current projection");
+            assert!(sparql_viewable_keys(&plain_table, &caller, 0).is_ok(), "{label}: an old projection without such pages is served");
+        }
+        assert!(sparql_viewable_keys(&lobby_table, &Caller::anonymous(), 0).is_ok(), "anonymous callers may view the page anyway");
+        let refused = sparql_viewable_keys(&lobby_table, &key, 0);
+        assert_eq!(
+            refused.map_err(|e| e.to_string()),
+            Err("rdf projection has format version 0; this reader understands version 1".to_string())
+        );
+        // Builds record the rules; directories written before the key decode as 0.
+        let reader = pollster::block_on(crate::reader::IndexReader::open(crate::reader::MemoryStore::from_compiled(&with_lobby), std::sync::Arc::new(crate::reader::ShardCache::default())))
+            .expect("open");
+        assert_eq!(pollster::block_on(reader.rdf_projection()), Ok(PROJECTION_VERSION));
+        #[derive(serde::Serialize)]
+        struct DirectoryBeforeProjection {
+            version: u32,
+            terms: Vec<Term>,
+            partitions: Vec<Vec<u32>>,
+        }
+        let mut bytes = Vec::new();
+        ciborium::into_writer(&DirectoryBeforeProjection { version: crate::sparql::store::SPLIT_VERSION, terms: vec![], partitions: vec![] }, &mut bytes).expect("encode");
+        let old: crate::sparql::RdfDirectory = ciborium::from_reader(bytes.as_slice()).expect("decode");
+        assert_eq!(old.projection, 0);
     }
 
     #[test]

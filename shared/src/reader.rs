@@ -300,6 +300,13 @@ impl<S: ShardStore> IndexReader<S> {
         self.rdf_for(None).await
     }
 
+    /// The rules the index's RDF projection followed (`RdfDirectory::projection`), for
+    /// [`crate::ontology::sparql_viewable_keys`].
+    pub async fn rdf_projection(&self) -> Result<u32> {
+        let directory: Arc<crate::sparql::RdfDirectory> = self.load(self.manifest.single(ShardKind::Rdf)?).await?;
+        Ok(directory.projection)
+    }
+
     /// An RDF store holding the dictionary and the triples of `predicates` (`None`: all):
     /// the `rdf` directory plus only the `rdf-triples` partitions those predicates live in.
     /// The assembled, validated store is cached per directory and partition set.

@@ -684,6 +684,11 @@ pub struct RdfDirectory {
     /// Partition `i` (the `rdf-triples` shard with partition number `i`): its predicate ids,
     /// ascending; every predicate is in exactly one partition.
     pub partitions: Vec<Vec<u32>>,
+    /// Which rules the projection that filled the store followed
+    /// (`ontology::PROJECTION_VERSION`); 0 — the key is absent — in indexes written before
+    /// it existed. [`Store::split`] leaves it 0, the build sets it.
+    #[serde(default)]
+    pub projection: u32,
 }
 
 /// Payload of an `rdf-triples` shard: every stored entry whose predicate is one of
@@ -782,7 +787,7 @@ impl Store {
                 TriplePartition { predicates: predicates.clone(), groups }
             })
             .collect();
-        (RdfDirectory { version: SPLIT_VERSION, terms: self.terms.clone(), partitions: plan }, partitions)
+        (RdfDirectory { version: SPLIT_VERSION, terms: self.terms.clone(), partitions: plan, projection: 0 }, partitions)
     }
 
     /// A store over the directory's dictionary and the triples of `parts` (each index one

@@ -459,9 +459,9 @@ pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         Some(other) => return Err(format!("format must be 'standard' or 'compact', got {other}")),
     };
     let predicates = crate::ontology::query_predicates(&query);
-    let (table, store) = futures_util::join!(tools.reader.pages(), tools.reader.rdf_for(predicates.as_deref()));
-    let (table, store) = (table.map_err(tool_error)?, store.map_err(tool_error)?);
-    let keys: HashSet<u32> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
+    let (table, store, projection) = futures_util::join!(tools.reader.pages(), tools.reader.rdf_for(predicates.as_deref()), tools.reader.rdf_projection());
+    let (table, store, projection) = (table.map_err(tool_error)?, store.map_err(tool_error)?, projection.map_err(tool_error)?);
+    let keys = crate::ontology::sparql_viewable_keys(&table, caller, projection).map_err(tool_error)?;
     let results = crate::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
     let text = if compact {
         results.to_compact_json().to_string()
