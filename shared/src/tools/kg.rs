@@ -4,7 +4,8 @@
 //! RDF projection of [`crate::ontology`].
 //!
 //! The ACL gate: a node is seen iff the caller may view one of the pages backing it, an edge
-//! iff its declaring page and both endpoints are, a mention iff its page is; counts, type and
+//! iff its declaring page (for a sub-cluster's edges to its parent: any page of the
+//! sub-cluster) and both endpoints are, a mention iff its page is; counts, type and
 //! status lists and co-mention weights are computed from what is seen only. SPARQL sees the
 //! triples of viewable pages only.
 
