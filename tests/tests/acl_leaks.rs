@@ -918,3 +918,573 @@ fn sparql_route_answers_only_from_viewable_pages() {
         sparql_rest_every_encoding(who, "CONSTRUCT { ?page dct:title ?title ; wk:hasTag ?c } WHERE { ?page dct:title ?title ; wk:hasTag ?c }");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A second, smaller wiki for two rules the 60-page corpus does not exercise.
+//
+// 1. Structure does not depend on which member a caller can see: sub-clusters whose
+//    alphabetically first member is restricted, one seen only through its hub, one no caller
+//    but Admin sees, a parent whose hub is hidden but whose sub-cluster is public, a headless
+//    parent whose first member is restricted. A cluster is visible iff the caller may view its
+//    hub or a member, and the edges between a sub-cluster and its parent iff both are.
+// 2. A principal means the same on every surface: pages granted only to `Anonymous` or only to
+//    `Guest` are seen by anonymous callers and by no key holder — not even by one whose key
+//    names those principals — on REST, the graph routes, SPARQL and every MCP tool.
+//
+// The oracles are those above: no leak, counts and structure written by hand from the table
+// below, and "own view" equality with an index built from only the pages the caller may view.
+// ---------------------------------------------------------------------------------------------
+
+/// Who may view a page of the structure wiki.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Grant {
+    Public,
+    Alice,
+    Engineering,
+    Admin,
+    AnonymousOnly,
+    GuestOnly,
+}
+
+impl Grant {
+    fn markup(self) -> &'static str {
+        match self {
+            Grant::Public => "",
+            Grant::Alice => "[{ALLOW view Alice}]()",
+            Grant::Engineering => "[{ALLOW view Engineering}]()",
+            Grant::Admin => "[{ALLOW view Admin}]()",
+            Grant::AnonymousOnly => "[{ALLOW view Anonymous}]()",
+            Grant::GuestOnly => "[{ALLOW view Guest}]()",
+        }
+    }
+}
+
+/// The callers of the structure wiki.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Visitor {
+    Anonymous,
+    /// A key without principals.
+    KeyHolder,
+    Alice,
+    Engineering,
+    /// A key whose principal list names `Anonymous` and `Guest`: still a key holder.
+    NotLoggedInKey,
+    Admin,
+}
+
+const VISITORS: [Visitor; 6] = [Visitor::Anonymous, Visitor::KeyHolder, Visitor::Alice, Visitor::Engineering, Visitor::NotLoggedInKey, Visitor::Admin];
+
+impl Visitor {
+    /// Written from the principal rules (docs/SECURITY.md, "Principals") by hand.
+    fn sees(self, grant: Grant) -> bool {
+        match grant {
+            Grant::Public => true,
+            Grant::Alice => matches!(self, Visitor::Alice | Visitor::Admin),
+            Grant::Engineering => matches!(self, Visitor::Engineering | Visitor::Admin),
+            Grant::Admin => self == Visitor::Admin,
+            Grant::AnonymousOnly | Grant::GuestOnly => matches!(self, Visitor::Anonymous | Visitor::Admin),
+        }
+    }
+
+    fn principals(self) -> &'static [&'static str] {
+        match self {
+            Visitor::Anonymous | Visitor::KeyHolder => &[],
+            Visitor::Alice => &["Alice"],
+            Visitor::Engineering => &["Engineering"],
+            Visitor::NotLoggedInKey => &["Anonymous", "Guest"],
+            Visitor::Admin => &["Admin"],
+        }
+    }
+}
+
+/// (slug, type, cluster, grant). Cluster names with `quill` in them are known only to the
+/// callers who see one of their pages. The first member by slug of `atlas/aardvark-first`,
+/// `burrow` and `burrow/den` is restricted; `atlas/quillhubonly` is seen by Engineering only
+/// through its hub; `vault`'s hub is Admin's, its sub-cluster public.
+const STRUCTURE_PAGES: [(&str, &str, &str, Grant); 16] = [
+    ("AtlasHub", "hub", "atlas", Grant::Public),
+    ("AardvarkLedger", "article", "atlas/aardvark-first", Grant::Alice),
+    ("BisonNotes", "article", "atlas/aardvark-first", Grant::Public),
+    ("CondorHub", "hub", "atlas/quillhubonly", Grant::Engineering),
+    ("AlbatrossLog", "article", "atlas/quillhubonly", Grant::Alice),
+    ("AntelopeVault", "article", "atlas/quillsealed", Grant::Admin),
+    ("AdderLobby", "article", "atlas/quillanonlobby", Grant::AnonymousOnly),
+    ("BeetleLobby", "runbook", "atlas/quillanonlobby", Grant::GuestOnly),
+    ("AardwolfMemo", "article", "burrow", Grant::Alice),
+    ("BadgerMemo", "article", "burrow", Grant::Public),
+    ("AnteaterDen", "article", "burrow/den", Grant::Engineering),
+    ("CricketDen", "design", "burrow/den", Grant::Public),
+    ("VaultHub", "hub", "vault", Grant::Admin),
+    ("OpenPage", "article", "vault/open", Grant::Public),
+    ("LobbyNotice", "article", "quillfoyer", Grant::AnonymousOnly),
+    ("GuestNotice", "article", "quillfoyer", Grant::GuestOnly),
+];
+
+/// One page of the structure wiki.
+struct StructurePage {
+    slug: &'static str,
+    kind: &'static str,
+    cluster: &'static str,
+    grant: Grant,
+    id: String,
+    title: String,
+    /// The word only this page carries (restricted pages; empty for public ones).
+    secret: String,
+}
+
+fn structure_pages() -> Vec<StructurePage> {
+    STRUCTURE_PAGES
+        .iter()
+        .enumerate()
+        .map(|(n, &(slug, kind, cluster, grant))| {
+            let secret = if grant == Grant::Public { String::new() } else { format!("quill{}", slug.to_lowercase()) };
+            StructurePage { slug, kind, cluster, grant, id: format!("01KY{n:022}"), title: format!("{slug} Notes {secret}").trim().to_string(), secret }
+        })
+        .collect()
+}
+
+fn structure_page_text(p: &StructurePage, all: &[StructurePage]) -> String {
+    let public: Vec<&StructurePage> = all.iter().filter(|q| q.grant == Grant::Public).collect();
+    let at = public.iter().position(|q| q.slug == p.slug).map_or(0, |i| i + 1);
+    let link = public[at % public.len()].slug;
+    let secret_tag = if p.secret.is_empty() { String::new() } else { format!("  - {}\n", p.secret) };
+    format!(
+        "---\ncanonical_id: {id}\ntitle: {title}\ntype: {kind}\ncluster: {cluster}\n\
+summary: Notes on ledger publishing and shard retrieval {secret}.\ntags:\n  - structure\n{secret_tag}related:\n  - {link}\n---\n\n{acl}\n\n\
+# {title}\n\nThe {secret} notes cover ledger publishing, shard retrieval and briefing budgets. See [{link}]().\n",
+        id = p.id,
+        title = p.title,
+        kind = p.kind,
+        cluster = p.cluster,
+        secret = p.secret,
+        acl = p.grant.markup(),
+    )
+}
+
+struct StructureWiki {
+    pages: Vec<StructurePage>,
+    index: PathBuf,
+    views: Vec<(Visitor, PathBuf)>,
+    config: ServiceConfig,
+    keys: Vec<(Visitor, String)>,
+}
+
+fn structure_wiki() -> &'static StructureWiki {
+    static WIKI: OnceLock<StructureWiki> = OnceLock::new();
+    WIKI.get_or_init(|| {
+        select_mutation();
+        let pages = structure_pages();
+        let files: Vec<(String, String)> = pages.iter().map(|p| (format!("{}.md", p.slug), structure_page_text(p, &pages))).collect();
+        let modified = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_790_000_000));
+        let index = build_wiki_with_vectors_modified_at("acl-structure", &files, modified);
+        let views = VISITORS
+            .iter()
+            .map(|v| {
+                let mine: Vec<(String, String)> = pages.iter().zip(&files).filter(|(p, _)| v.sees(p.grant)).map(|(_, f)| f.clone()).collect();
+                (*v, build_wiki_modified_at(&format!("acl-structure-view-{v:?}"), &mine, modified))
+            })
+            .collect();
+        let mut lines = Vec::new();
+        let mut keys = Vec::new();
+        for (n, v) in VISITORS.iter().enumerate().filter(|(_, v)| **v != Visitor::Anonymous) {
+            let (key, line) = mint_key_with([90 + n as u8; 32], &[Scope::McpRead], v.principals(), Some(&format!("{v:?}"))).unwrap();
+            lines.push(line);
+            keys.push((*v, key));
+        }
+        let ring = KeyRing::parse(&lines.join("\n")).unwrap();
+        let config = ServiceConfig {
+            rest: RestConfig { keys: ring.clone(), ..RestConfig::default() },
+            mcp: McpConfig { access: AccessConfig { keys: ring, allow_unrestricted: true }, ..McpConfig::default() },
+        };
+        StructureWiki { pages, index, views, config, keys }
+    })
+}
+
+fn seen_by(v: Visitor) -> Vec<&'static StructurePage> {
+    structure_wiki().pages.iter().filter(|p| v.sees(p.grant)).collect()
+}
+
+/// Every cluster (parents included) with the pages `v` may view among its transitive members,
+/// written from the table: a cluster is visible iff that set is not empty (the hub is a member).
+fn clusters_seen_by(v: Visitor) -> BTreeMap<String, BTreeSet<&'static str>> {
+    let mut out: BTreeMap<String, BTreeSet<&'static str>> = BTreeMap::new();
+    for p in &structure_wiki().pages {
+        let mut names = vec![p.cluster.to_string()];
+        if let Some((parent, _)) = p.cluster.split_once('/') {
+            names.push(parent.to_string());
+        }
+        for name in names {
+            let members = out.entry(name).or_default();
+            if v.sees(p.grant) {
+                members.insert(p.slug);
+            }
+        }
+    }
+    out.retain(|_, members| !members.is_empty());
+    out
+}
+
+/// (sub-cluster, parent) pairs `v` sees: both clusters visible.
+fn sub_cluster_pairs_seen_by(v: Visitor) -> BTreeSet<(String, String)> {
+    let seen = clusters_seen_by(v);
+    seen.keys()
+        .filter_map(|name| name.split_once('/').map(|(parent, _)| (name.clone(), parent.to_string())))
+        .filter(|(_, parent)| seen.contains_key(parent))
+        .collect()
+}
+
+/// Strings that must never reach `v` (except what it sent): each hidden page's secret, slug,
+/// title and id, and the `quill…` names of the clusters it does not see.
+fn structure_forbidden(v: Visitor, sent: &str) -> Vec<String> {
+    let sent = sent.to_lowercase();
+    let mut out: Vec<String> = Vec::new();
+    for p in structure_wiki().pages.iter().filter(|p| !v.sees(p.grant)) {
+        out.extend([p.secret.clone(), p.slug.to_lowercase(), p.title.to_lowercase(), p.id.to_lowercase()]);
+    }
+    let seen = clusters_seen_by(v);
+    for p in &structure_wiki().pages {
+        if !seen.contains_key(p.cluster) {
+            out.extend(p.cluster.split('/').filter(|s| s.starts_with("quill")).map(str::to_string));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out.retain(|s| !sent.contains(s.as_str()));
+    out
+}
+
+fn structure_serve_on(dir: &Path, request: &Request) -> Response {
+    thread_local! {
+        static READERS: RefCell<HashMap<PathBuf, Rc<IndexReader<DirStore>>>> = RefCell::new(HashMap::new());
+    }
+    let reader = READERS.with(|r| r.borrow_mut().entry(dir.to_path_buf()).or_insert_with(|| Rc::new(open(dir))).clone());
+    block_on(handle(Ok(&*reader), request, &structure_wiki().config))
+}
+
+fn structure_view(v: Visitor) -> &'static Path {
+    &structure_wiki().views.iter().find(|(w, _)| *w == v).unwrap().1
+}
+
+/// Send `request` as `v`: no leak, and (with `own_view`) the same answer as from `v`'s own
+/// view of the wiki.
+fn structure_probe(v: Visitor, request: Request, sent: &str, label: &str, own_view: bool) -> Response {
+    let wiki = structure_wiki();
+    let request = match wiki.keys.iter().find(|(w, _)| *w == v) {
+        Some((_, key)) => request.with_header("Authorization", &format!("Bearer {key}")),
+        None => request,
+    };
+    let full = structure_serve_on(&wiki.index, &request);
+    let text = String::from_utf8_lossy(&full.body).to_lowercase();
+    for word in structure_forbidden(v, sent) {
+        if let Some(at) = text.find(&word) {
+            let context: String = text[at.saturating_sub(200)..].chars().take(400).collect();
+            panic!("{label} leaked {word:?} to {v:?}: …{context}…");
+        }
+    }
+    if own_view {
+        let own = structure_serve_on(structure_view(v), &request);
+        assert_eq!(
+            (full.status, comparable(&full)),
+            (own.status, comparable(&own)),
+            "{label}: {v:?} gets a different answer than from an index of only the pages it may view"
+        );
+    }
+    full
+}
+
+/// `GET target` as `v` (own view checked on the graph and SPARQL routes); status and JSON body.
+fn structure_get(v: Visitor, target: &str) -> (u16, Value) {
+    let decoded = wikantik::http::parse_form(target.split_once('?').map_or("", |(_, q)| q));
+    let path = target.split('?').next().unwrap_or(target);
+    let sent: String = decoded.iter().map(|(k, v)| format!("{k}={v} ")).chain([wikantik::markdown::url_decode(path, false)]).collect();
+    let own_view = path.starts_with("/api/graph/") || path == "/sparql";
+    let response = structure_probe(v, Request::new("GET", target), &sent, &format!("GET {target}"), own_view);
+    (response.status, serde_json::from_slice(&response.body).unwrap_or(Value::Null))
+}
+
+fn structure_sparql(v: Visitor, query: &str) -> Value {
+    let (status, body) = structure_get(v, &format!("/sparql?query={}", encode(query)));
+    assert_eq!(status, 200, "{v:?} {query}: {body}");
+    body
+}
+
+/// Call a tool as `v` (own view checked for [`OWN_VIEW_TOOLS`]); (isError, payload).
+fn structure_tool(v: Visitor, name: &str, args: Value) -> (bool, Value) {
+    let own_view = OWN_VIEW_TOOLS.contains(&name);
+    let response = structure_probe(v, mcp_body("tools/call", json!({ "name": name, "arguments": args })), &args.to_string(), &format!("{name} {args}"), own_view);
+    assert_eq!(response.status, 200, "{name}: {}", String::from_utf8_lossy(&response.body));
+    let reply: Value = serde_json::from_slice(&response.body).unwrap();
+    let result = &reply["result"];
+    let payload = result.get("structuredContent").cloned().unwrap_or_else(|| json!(result["content"][0]["text"]));
+    (result["isError"].as_bool().unwrap_or(false), payload)
+}
+
+/// Argument sets naming the structure wiki's pages and clusters, for every tool.
+fn structure_tool_args(name: &str) -> Vec<Value> {
+    let pages = &structure_wiki().pages;
+    let slugs: Vec<&str> = pages.iter().map(|p| p.slug).collect();
+    let ids: Vec<&str> = pages.iter().map(|p| p.id.as_str()).collect();
+    let clusters: Vec<String> = clusters_seen_by(Visitor::Admin).into_keys().collect();
+    let mut out = match name {
+        "assemble_bundle" => vec![json!({ "query": "ledger publishing shard retrieval", "k": 20 })],
+        "get_briefing" => vec![json!({ "pins": slugs, "budget": 24000 }), json!({ "clusters": clusters[..10], "prompt": "ledger publishing", "budget": 24000 })],
+        "retrieve_context" => vec![json!({ "query": "ledger publishing shard retrieval", "maxPages": 20, "chunksPerPage": 5 })],
+        "read_pages" => vec![json!({ "slugs": slugs })],
+        "get_page" => slugs.iter().map(|s| json!({ "slug": s })).collect(),
+        "list_pages" => {
+            let mut v = vec![json!({ "limit": 100 })];
+            v.extend(clusters.iter().map(|c| json!({ "cluster": c, "limit": 100 })));
+            v
+        }
+        "list_metadata_values" => ["type", "tags", "cluster", "title"].iter().map(|f| json!({ "field": f })).collect(),
+        "list_clusters" => vec![json!({ "limit": 100 })],
+        "list_tags" => vec![json!({ "limit": 200 })],
+        "list_pages_by_filter" => clusters.iter().map(|c| json!({ "cluster": c })).chain([json!({ "tag": "structure" })]).collect(),
+        "get_page_by_id" => ids.iter().map(|i| json!({ "id": i })).collect(),
+        "get_page_for_agent" => ids.iter().map(|i| json!({ "canonical_id": i })).collect(),
+        "list_stale_citations" | "discover_schema" | "get_ontology" => vec![json!({})],
+        "query_nodes" => vec![json!({ "limit": 200 })],
+        "get_node" => clusters.iter().map(String::as_str).chain(slugs.iter().copied()).map(|n| json!({ "node": n })).collect(),
+        "traverse" => clusters
+            .iter()
+            .map(String::as_str)
+            .chain(["BisonNotes", "AdderLobby"])
+            .flat_map(|n| [json!({ "start_node": n, "max_depth": 2, "min_tier": "human" }), json!({ "start_node": n, "max_depth": 2 })])
+            .collect(),
+        "search_knowledge" => vec![json!({ "query": "ledger" }), json!({ "query": "atlas" })],
+        "find_similar" => vec![json!({ "node": "BisonNotes", "limit": 100 }), json!({ "node": "AdderLobby", "limit": 100 })],
+        "sparql_query" => vec![
+            json!({ "query": "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000" }),
+            json!({ "query": "SELECT ?sub ?parent WHERE { ?sub dct:isPartOf ?parent . ?sub a skos:Concept }" }),
+        ],
+        other => panic!("no arguments written for new tool {other}: add some to the structure wiki of the ACL leak suite"),
+    };
+    out.push(json!({}));
+    out
+}
+
+#[test]
+fn structure_wiki_has_the_intended_visibility() {
+    let wiki = structure_wiki();
+    let table = block_on(open(&wiki.index).pages()).unwrap();
+    for v in VISITORS {
+        let principals: Vec<String> = v.principals().iter().map(|s| s.to_string()).collect();
+        let caller = if v == Visitor::Anonymous { Caller::anonymous() } else { Caller::for_key(&principals, None) };
+        let actual: BTreeSet<&str> = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.slug.as_str()).collect();
+        let expected: BTreeSet<&str> = seen_by(v).iter().map(|p| p.slug).collect();
+        assert_eq!(actual, expected, "{v:?}");
+    }
+    // The cases the wiki exists for are really there.
+    let first = |cluster: &str| wiki.pages.iter().filter(|p| p.cluster == cluster).min_by_key(|p| p.slug).map(|p| (p.slug, p.grant));
+    for cluster in ["atlas/aardvark-first", "burrow", "burrow/den"] {
+        assert!(first(cluster).is_some_and(|(_, g)| g != Grant::Public), "{cluster}'s first member is restricted");
+    }
+    assert!(!sub_cluster_pairs_seen_by(Visitor::KeyHolder).contains(&("atlas/quillanonlobby".into(), "atlas".into())));
+    assert!(sub_cluster_pairs_seen_by(Visitor::Anonymous).contains(&("atlas/quillanonlobby".into(), "atlas".into())));
+}
+
+#[test]
+fn sub_cluster_edges_do_not_depend_on_the_first_members_acl() {
+    let concept_names = |edges: &Value, end: &str, predicate: &str| -> BTreeSet<String> {
+        edges.as_array().into_iter().flatten().filter(|e| e["relationshipType"] == predicate).filter_map(|e| e[end].as_str().map(str::to_string)).collect()
+    };
+    for v in VISITORS {
+        let seen = clusters_seen_by(v);
+        let pairs = sub_cluster_pairs_seen_by(v);
+
+        // The cluster routes.
+        let (status, listed) = structure_get(v, "/api/graph/clusters");
+        assert_eq!(status, 200);
+        let listed: BTreeMap<String, (u64, BTreeSet<String>)> = listed["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let subs = c["subClusters"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect();
+                (c["name"].as_str().unwrap().to_string(), (c["memberCount"].as_u64().unwrap(), subs))
+            })
+            .collect();
+        let expected: BTreeMap<String, (u64, BTreeSet<String>)> = seen
+            .iter()
+            .map(|(name, members)| {
+                let subs = pairs.iter().filter(|(_, parent)| parent == name).map(|(sub, _)| sub.clone()).collect();
+                (name.clone(), (members.len() as u64, subs))
+            })
+            .collect();
+        assert_eq!(listed, expected, "{v:?} /api/graph/clusters");
+        for name in clusters_seen_by(Visitor::Admin).keys() {
+            let (status, _) = structure_get(v, &format!("/api/graph/clusters/{}", encode(name)));
+            assert_eq!(status, if seen.contains_key(name) { 200 } else { 404 }, "{v:?} /api/graph/clusters/{name}");
+        }
+
+        // The knowledge graph: each cluster's concept and its edges to parent and sub-clusters.
+        for name in clusters_seen_by(Visitor::Admin).keys() {
+            let (status, node) = structure_get(v, &format!("/api/graph/kg/nodes/{}", encode(name)));
+            if !seen.contains_key(name) {
+                assert_eq!(status, 404, "{v:?} concept {name}: {node}");
+                continue;
+            }
+            assert_eq!(status, 200, "{v:?} concept {name}: {node}");
+            let subs: BTreeSet<String> = pairs.iter().filter(|(_, parent)| parent == name).map(|(sub, _)| sub.clone()).collect();
+            let parents: BTreeSet<String> = pairs.iter().filter(|(sub, _)| sub == name).map(|(_, parent)| parent.clone()).collect();
+            let direct: BTreeSet<String> = seen_by(v).iter().filter(|p| p.cluster == name).map(|p| p.slug.to_string()).collect();
+            let contains = concept_names(&node["outbound_edges"], "targetName", "contains");
+            assert_eq!(contains, subs.union(&direct).cloned().collect(), "{v:?} {name} contains");
+            let part_of_me = concept_names(&node["inbound_edges"], "sourceName", "part_of");
+            assert_eq!(part_of_me, subs.union(&direct).cloned().collect(), "{v:?} part_of {name}");
+            assert_eq!(concept_names(&node["outbound_edges"], "targetName", "part_of"), parents, "{v:?} {name} part_of");
+            assert_eq!(concept_names(&node["inbound_edges"], "sourceName", "contains"), parents, "{v:?} contains {name}");
+
+            let (status, walk) = structure_get(v, &format!("/api/graph/kg/traverse?start={}&max_depth=1&min_tier=human", encode(name)));
+            assert_eq!(status, 200, "{v:?} traverse {name}: {walk}");
+            let reached: BTreeSet<String> = walk["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect();
+            let mut expected: BTreeSet<String> = subs.union(&direct).chain(&parents).cloned().collect();
+            expected.insert(name.clone());
+            assert_eq!(reached, expected, "{v:?} traverse {name}");
+        }
+
+        // The RDF projection: every way of asking for the structure.
+        let wanted: BTreeSet<(String, String)> = pairs.clone();
+        for (pattern, label) in [
+            ("?sub wk:partOf ?parent", "wk:partOf"),
+            ("?sub dct:isPartOf ?parent", "dct:isPartOf"),
+            ("?parent wk:contains ?sub", "wk:contains"),
+            ("?parent dct:hasPart ?sub", "dct:hasPart"),
+            ("?sub skos:broader ?parent", "skos:broader"),
+        ] {
+            let answer = structure_sparql(v, &format!("SELECT ?s ?p WHERE {{ {pattern} . ?sub a skos:Concept ; skos:prefLabel ?s . ?parent skos:prefLabel ?p }}"));
+            let got: BTreeSet<(String, String)> = column(&answer, "s").into_iter().zip(column(&answer, "p")).collect();
+            assert_eq!(got, wanted, "{v:?} SPARQL {label}");
+        }
+        let count = structure_sparql(v, "SELECT (COUNT(*) AS ?n) WHERE { ?sub wk:partOf ?parent . ?sub a skos:Concept }");
+        assert_eq!(column(&count, "n"), vec![pairs.len().to_string()], "{v:?} SPARQL count of sub-cluster edges");
+
+        // The same through the MCP tools (own view checked inside).
+        for name in clusters_seen_by(Visitor::Admin).keys() {
+            let (is_error, _) = structure_tool(v, "get_node", json!({ "node": name }));
+            assert_eq!(!is_error, seen.contains_key(name), "{v:?} get_node {name}");
+            structure_tool(v, "traverse", json!({ "start_node": name, "max_depth": 2, "min_tier": "human" }));
+        }
+        let (_, listed) = structure_tool(v, "list_clusters", json!({ "limit": 100 }));
+        let names: BTreeSet<String> = listed["clusters"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_string()).collect();
+        assert_eq!(names, seen.keys().cloned().collect(), "{v:?} list_clusters");
+    }
+}
+
+#[test]
+fn sparql_hides_anonymous_only_pages_from_key_holders() {
+    let pages = &structure_wiki().pages;
+    for v in VISITORS {
+        let seen: BTreeSet<String> = seen_by(v).iter().map(|p| p.title.clone()).collect();
+        let titles: BTreeSet<String> = column(&structure_sparql(v, "SELECT ?t WHERE { ?page dct:title ?t }"), "t").into_iter().collect();
+        assert_eq!(titles, seen, "{v:?} SPARQL titles");
+        let count = structure_sparql(v, "SELECT (COUNT(?page) AS ?n) WHERE { ?page a wk:Page }");
+        assert_eq!(column(&count, "n"), vec![seen.len().to_string()], "{v:?} SPARQL page count");
+        let (_, sparql_tool) = structure_tool(v, "sparql_query", json!({ "query": "SELECT ?t WHERE { ?page dct:title ?t }", "format": "compact" }));
+        let tool_titles: BTreeSet<String> = serde_json::from_str::<Value>(sparql_tool.as_str().unwrap_or("[]"))
+            .unwrap_or(Value::Null)
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["t"].as_str().map(str::to_string))
+            .collect();
+        assert_eq!(tool_titles, seen, "{v:?} sparql_query titles");
+
+        // Every surface agrees with SPARQL, page by page.
+        for p in pages {
+            let sees = v.sees(p.grant);
+            let ask = structure_sparql(v, &format!("ASK {{ <https://wiki.wikantik.com/id/page/{}> ?p ?o }}", p.id));
+            assert_eq!(ask["boolean"], json!(sees), "{v:?} SPARQL ASK {}", p.slug);
+            let (_, got) = structure_tool(v, "get_page", json!({ "slug": p.slug }));
+            assert_eq!(got.get("exists") != Some(&json!(false)), sees, "{v:?} get_page {}: {got}", p.slug);
+            let (status, _) = structure_get(v, &format!("/api/graph/pages/{}/neighbours", p.slug));
+            assert_eq!(status == 200, sees, "{v:?} neighbours of {}", p.slug);
+            let (status, _) = structure_get(v, &format!("/api/graph/kg/nodes/{}", p.slug));
+            assert_eq!(status == 200, sees, "{v:?} KG node {}", p.slug);
+            if p.grant != Grant::Public {
+                // The page's own secret word finds it for exactly the callers who may view it.
+                let (_, bundle) = structure_get(v, &format!("/api/bundle?q={}&mode=lexical", encode(&p.secret)));
+                let cited = bundle["sections"].as_array().into_iter().flatten().any(|s| s["canonicalId"] == json!(p.id));
+                assert_eq!(cited, sees, "{v:?} bundle for {}: {bundle}", p.slug);
+            }
+        }
+    }
+    // A key holder's "not found" for an Anonymous-only page is that of a page that does not exist.
+    for v in [Visitor::KeyHolder, Visitor::NotLoggedInKey] {
+        let (_, real) = structure_tool(v, "get_page", json!({ "slug": "AdderLobby" }));
+        let (_, ghost) = structure_tool(v, "get_page", json!({ "slug": "ZdderLobby" }));
+        assert_eq!(real.to_string().replace("AdderLobby", "ZdderLobby"), ghost.to_string(), "{v:?}");
+    }
+}
+
+#[test]
+fn no_surface_leaks_the_structure_wiki() {
+    let pages = &structure_wiki().pages;
+    let clusters: Vec<String> = clusters_seen_by(Visitor::Admin).into_keys().collect();
+    let mut targets: Vec<String> = vec![
+        "/health".into(),
+        "/api/bundle?q=ledger+publishing+shard+retrieval&k=50".into(),
+        "/api/bundle?q=notes+ledger&mode=lexical&k=50".into(),
+        format!("/api/briefing?clusters={}&budget=24000", clusters[..10].join(",")),
+        "/api/briefing?prompt=ledger+publishing&budget=24000&format=md".into(),
+        format!("/api/briefing?pins={}&budget=24000", pages.iter().map(|p| p.slug).collect::<Vec<_>>().join(",")),
+        "/api/graph/clusters".into(),
+    ];
+    for name in &clusters {
+        targets.push(format!("/api/graph/clusters/{}", encode(name)));
+        targets.push(format!("/api/graph/kg/nodes/{}", encode(name)));
+        targets.push(format!("/api/graph/kg/traverse?start={}&max_depth=3", encode(name)));
+        targets.push(format!("/api/graph/kg/traverse?start={}&max_depth=3&min_tier=human", encode(name)));
+    }
+    for p in pages {
+        targets.push(format!("/api/graph/pages/{}/neighbours?direction=both&depth=3&limit=500", p.slug));
+        targets.push(format!("/api/graph/kg/nodes/{}", p.slug));
+        targets.push(format!("/api/graph/kg/nodes/{}", p.id));
+    }
+    for query in [
+        "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 10000",
+        "SELECT ?c ?label WHERE { ?c a skos:Concept ; skos:prefLabel ?label }",
+        "SELECT ?cluster (COUNT(?page) AS ?n) WHERE { ?page wk:inCluster ?c . ?c skos:prefLabel ?cluster } GROUP BY ?cluster",
+        "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p",
+        "CONSTRUCT { ?s dct:isPartOf ?o } WHERE { ?s dct:isPartOf ?o }",
+    ] {
+        targets.push(format!("/sparql?query={}", encode(query)));
+    }
+    let tools = structure_probe(Visitor::Anonymous, mcp_body("tools/list", json!({})), "", "tools/list", false);
+    let reply: Value = serde_json::from_slice(&tools.body).unwrap();
+    let names: Vec<String> = reply["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names.len(), 21, "{names:?}");
+    for v in VISITORS {
+        for target in &targets {
+            structure_get(v, target);
+        }
+        for name in &names {
+            for args in structure_tool_args(name) {
+                structure_tool(v, name, args);
+            }
+        }
+    }
+}
+
+#[test]
+fn structure_counts_match_what_the_caller_may_see() {
+    for v in VISITORS {
+        let seen = seen_by(v);
+        let (_, listed) = structure_tool(v, "list_pages", json!({ "limit": 100 }));
+        assert_eq!(listed["totalMatched"].as_u64(), Some(seen.len() as u64), "{v:?} list_pages: {listed}");
+        let clusters = clusters_seen_by(v);
+        let (_, listed) = structure_tool(v, "list_clusters", json!({ "limit": 100 }));
+        let counts: BTreeMap<String, u64> =
+            listed["clusters"].as_array().unwrap().iter().map(|c| (c["name"].as_str().unwrap().to_string(), c["articleCount"].as_u64().unwrap())).collect();
+        let expected: BTreeMap<String, u64> = clusters.iter().map(|(c, m)| (c.clone(), m.len() as u64)).collect();
+        assert_eq!(counts, expected, "{v:?} list_clusters");
+        let (_, tags) = structure_tool(v, "list_tags", json!({ "limit": 200 }));
+        let structure = tags["tags"].as_array().unwrap().iter().find(|t| t["tag"] == "structure").expect("tag structure");
+        assert_eq!(structure["count"].as_u64(), Some(seen.len() as u64), "{v:?} list_tags structure");
+        let (_, types) = structure_tool(v, "list_metadata_values", json!({ "field": "type" }));
+        let sum: u64 = types["values"].as_array().unwrap().iter().map(|t| t["count"].as_u64().unwrap()).sum();
+        assert_eq!(sum, seen.len() as u64, "{v:?} list_metadata_values type");
+        let count = structure_sparql(v, "SELECT (COUNT(*) AS ?n) WHERE { ?page wk:hasTag ?c . ?c skos:prefLabel \"structure\" }");
+        assert_eq!(column(&count, "n"), vec![seen.len().to_string()], "{v:?} SPARQL tagged structure");
+    }
+}
