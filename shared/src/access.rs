@@ -38,6 +38,7 @@ pub mod mutation {
     use std::sync::atomic::{AtomicU8, Ordering};
 
     use super::Caller;
+    use crate::acl::Acl;
     use crate::catalog::PageTable;
 
     /// One deliberate weakening of the gate.
@@ -60,16 +61,20 @@ pub mod mutation {
         /// Graph neighbour searches return only viewable pages but step through hidden ones
         /// (a hidden page's links then show up as shorter paths between visible pages).
         GraphSteps = 6,
+        /// The compiler finds ACLs in the page body after HTML blocks are reduced, as it once
+        /// did: a directive inside an HTML comment is lost and its page becomes public.
+        HtmlComments = 7,
     }
 
     /// Every mutation with its name on the command line.
-    pub const ALL: [(&str, Mutation); 6] = [
+    pub const ALL: [(&str, Mutation); 7] = [
         ("rest-bundles", Mutation::RestBundles),
         ("mcp-tools", Mutation::McpTools),
         ("graph", Mutation::Graph),
         ("graph-steps", Mutation::GraphSteps),
         ("sparql", Mutation::Sparql),
         ("wording", Mutation::Wording),
+        ("html-comments", Mutation::HtmlComments),
     ];
 
     static ACTIVE: AtomicU8 = AtomicU8::new(0);
@@ -88,6 +93,7 @@ pub mod mutation {
             4 => Mutation::Sparql,
             5 => Mutation::Wording,
             6 => Mutation::GraphSteps,
+            7 => Mutation::HtmlComments,
             _ => Mutation::None,
         }
     }
@@ -106,6 +112,17 @@ pub mod mutation {
             Caller::for_key(&["Admin".to_string()], caller.label().map(str::to_string))
         } else {
             caller.clone()
+        }
+    }
+
+    /// The ACL the compiler gives a page: under [`Mutation::HtmlComments`], the one found in
+    /// `reduced_body` (frontmatter gone, HTML blocks and their comments reduced to text)
+    /// instead of the raw text's `acl`.
+    pub fn page_acl(acl: Acl, reduced_body: &str) -> Acl {
+        if active() == Mutation::HtmlComments {
+            crate::acl::parse_acl(reduced_body)
+        } else {
+            acl
         }
     }
 

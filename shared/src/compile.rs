@@ -370,7 +370,10 @@ pub fn compile_with_vectors(
     let mut chunks = Vec::with_capacity(pages.len());
     for (i, page) in pages.iter().enumerate() {
         progress(Stage::Chunk, i + 1, pages.len());
-        acls.push(page.acl.clone());
+        let acl = page.acl.clone();
+        #[cfg(feature = "acl-mutation")]
+        let acl = crate::access::mutation::page_acl(acl, &page.body);
+        acls.push(acl);
         links.push(link_targets(&page.body, &page.frontmatter.related));
         let mut page_chunks = chunk_body(&page.body, &options.chunker);
         if page_chunks.len() > SectionKey::MAX_CHUNKS_PER_PAGE as usize {
