@@ -8,13 +8,15 @@
 # no mutation (it must pass: the switch alone changes nothing), then once per mutation with
 # WIKANTIK_ACL_MUTATION=<name> — the gate skipped for REST bundles and briefings, for MCP
 # tools, for the graph routes, for SPARQL; neighbour searches that step through hidden pages;
-# restricted pages named as restricted rather than missing; and sub-cluster edges tied to the
-# sub-cluster's first member again. Every mutated run must fail; the script fails if any passes, and prints which tests
-# caught each mutation. The same test binary serves every run (one extra build in all).
+# restricted pages named as restricted rather than missing; sub-cluster edges tied to the
+# sub-cluster's first member again; and ACLs looked for in the body after HTML blocks are
+# reduced (a directive in an HTML comment is lost). Every mutated run must fail; the script
+# fails if any passes, and prints which tests caught each mutation. The same test binary
+# serves every run (one extra build in all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mutations=(rest-bundles mcp-tools graph graph-steps sparql wording cluster-edges)
+mutations=(rest-bundles mcp-tools graph graph-steps sparql wording cluster-edges html-comments)
 cargo=(cargo test --locked -p wikantik-tests --features acl-mutation --test acl_leaks)
 
 echo "== build the leak suite with the ACL mutations compiled in"

@@ -98,6 +98,7 @@ pub mod mutation {
     use std::sync::atomic::{AtomicU8, Ordering};
 
     use super::Caller;
+    use crate::acl::Acl;
     use crate::catalog::PageTable;
 
     /// One deliberate weakening of the gate.
@@ -123,6 +124,9 @@ pub mod mutation {
         /// A sub-cluster's `part_of`/`contains` edges to its parent (knowledge graph and RDF)
         /// follow its alphabetically first member alone again, not every member.
         ClusterEdges = 7,
+        /// The compiler finds ACLs in the page body after HTML blocks are reduced, as it once
+        /// did: a directive inside an HTML comment is lost and its page becomes public.
+        HtmlComments = 8,
     }
 
     /// Every mutation with its name on the command line.
@@ -134,6 +138,7 @@ pub mod mutation {
         ("sparql", Mutation::Sparql),
         ("wording", Mutation::Wording),
         ("cluster-edges", Mutation::ClusterEdges),
+        ("html-comments", Mutation::HtmlComments),
     ];
 
     static ACTIVE: AtomicU8 = AtomicU8::new(0);
@@ -153,6 +158,7 @@ pub mod mutation {
             5 => Mutation::Wording,
             6 => Mutation::GraphSteps,
             7 => Mutation::ClusterEdges,
+            8 => Mutation::HtmlComments,
             _ => Mutation::None,
         }
     }
@@ -171,6 +177,17 @@ pub mod mutation {
             Caller::for_key(&["Admin".to_string()], caller.label().map(str::to_string))
         } else {
             caller.clone()
+        }
+    }
+
+    /// The ACL the compiler gives a page: under [`Mutation::HtmlComments`], the one found in
+    /// `reduced_body` (frontmatter gone, HTML blocks and their comments reduced to text)
+    /// instead of the raw text's `acl`.
+    pub fn page_acl(acl: Acl, reduced_body: &str) -> Acl {
+        if active() == Mutation::HtmlComments {
+            crate::acl::parse_acl(reduced_body)
+        } else {
+            acl
         }
     }
 

@@ -1,26 +1,50 @@
 //! Page ACLs written in JSPWiki markup (REFERENCE §4.5, CONTRACT §3.5).
 //!
 //! A page restricts itself with one or more directives `[{ALLOW <action> <principal>,…}]`
-//! anywhere in its text *outside Markdown code* (the corpus writes them as empty links,
-//! `[{ALLOW view All}]()`). A page without a directive has no ACL and the static policy
-//! decides, which at the edge means "everyone may read it".
+//! anywhere in its *raw* text outside code (the corpus writes them as empty links,
+//! `[{ALLOW view All}]()`; the trailing `()` is optional). A page without a directive has no
+//! ACL and the static policy decides, which at the edge means "everyone may read it".
+//! `docs/SECURITY.md` ("ACL markup") states the same rules for wiki authors.
+//!
+//! # Where directives are looked for
+//!
+//! * [`scan_markdown`] takes the page file's text as stored — frontmatter included, before any
+//!   other transformation (HTML blocks are *not* reduced first: an HTML comment is where an
+//!   author hides markup from readers, and a directive there still counts). Every context
+//!   counts — paragraphs, HTML comments (one line or several), HTML blocks, block quotes, list
+//!   items, table cells, link text, headings — except Markdown code: a directive whose opening
+//!   `[{` lies inside a code span, fenced block or indented block of the body (found with
+//!   [`crate::markdown::code_ranges`]) is documentation, not a rule, and is skipped. Nothing
+//!   in the frontmatter is code, and neither is anything between an HTML comment's `<!--`
+//!   (outside code) and its `-->`: the comment hides that text from readers, so a Markdown
+//!   parser calling part of it an indented block does not make it an example.
+//! * [`scan_html`] takes an exported `.html` page as stored. There, code is the content of
+//!   `<code>` and `<pre>` elements (what Markdown code renders to); everything else counts,
+//!   comments and attributes included. HTML that cannot be read counts as having no code.
 //!
 //! # Parsing rules
 //!
 //! * `ALLOW` is case-sensitive; ASCII whitespace (line breaks included, like the reference's
 //!   `\s`) may separate `[{`, `ALLOW`, the action and the principal list; `ALLOW` must be
 //!   followed by at least one. The action must be one of
-//!   `view|comment|edit|modify|rename|upload|delete` (lower case) and must be a whole word
-//!   (`[{ALLOW viewer X}]` is malformed).
+//!   `view|comment|edit|modify|rename|upload|delete` (lower case) and must be a whole word.
 //! * The principal list runs to the first `}]` on its line; it is split on commas, names are
 //!   trimmed, empty names are dropped, inner spaces are kept (`Jane Doe`).
-//! * A directive whose *opening* `[{` lies inside a code span, fenced block or indented block
-//!   (found with [`crate::markdown::code_ranges`]) is documentation, not a rule, and is skipped.
-//! * Malformed directives (unknown action, no principals, no closing `}]` on the line) are
-//!   ignored, never fatal — the same outcome as the reference, which logs and skips them.
-//! * The text is scanned as given. Pass the raw page text (frontmatter included) to match the
-//!   reference, which scans the stored page source; the frontmatter cannot carry a valid ACL by
-//!   design, but scanning it fails *closed* (a stray directive restricts rather than exposes).
+//!
+//! # Malformed directives fail closed
+//!
+//! An opener outside code that *looks like* a directive — `[{`, optional whitespace, then a
+//! word starting with `allow` or `deny` in any letter case — but does not follow the rules
+//! above (`[{allow view Alice}]`, `[{ALLOW veiw Alice}]`, `[{ALLOW view}]`,
+//! `[{ALLOWview Alice}]`, no `}]` on its line, …) is a [`MalformedDirective`]. `[{DENY …}]`
+//! is one too: JSPWiki ACLs only grant, and honouring the grants around a denial would show
+//! the page to the principal its author meant to shut out. A page with any malformed
+//! directive gets [`Acl::admin_only`] — its well-formed directives are dropped as well — and
+//! the build warns (`MALFORMED_ACL`, naming file and line) until the markup is fixed. The
+//! reference logs and skips such directives, which leaves a page whose only directive is
+//! mistyped public; restricting is the safe reading of what the author wanted.
+//!
+//! Scanning is linear in the text and total: any `&str` is accepted and nothing panics.
 //!
 //! # Who is the caller?
 //!
@@ -40,6 +64,8 @@
 //! Names compare case-sensitively (`alice` is not `Alice`), except the built-in names `All`,
 //! `Anonymous`, `Asserted`, `Authenticated`, `Guest` and `Admin`, which compare
 //! case-insensitively on both sides.
+
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
@@ -174,7 +200,19 @@ fn is_anonymous_principal(name: &str) -> bool {
 }
 
 impl Acl {
-    /// True when the page carries no (valid) ACL directive.
+    /// The ACL of a page with a malformed directive: `[{ALLOW view Admin}]`, which only a
+    /// caller holding `Admin` passes (and `Admin` bypasses every ACL). Written as an ordinary
+    /// entry, so shards need no new field for it.
+    pub fn admin_only() -> Acl {
+        Acl {
+            entries: vec![AclEntry {
+                action: Action::View,
+                principals: vec!["Admin".to_owned()],
+            }],
+        }
+    }
+
+    /// True when the page carries no ACL directive.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -241,87 +279,293 @@ impl Acl {
     }
 }
 
-/// Parses every ACL directive of `body` that lies outside Markdown code, in document order.
-/// Malformed directives are skipped. See the module docs for the exact rules.
-pub fn parse_acl(body: &str) -> Acl {
-    const OPEN: &str = "[{";
-    let mut entries = Vec::new();
-    // Only pay for a CommonMark parse when the text could hold a directive at all.
-    if !body.contains("ALLOW") {
-        return Acl { entries };
+/// A directive-looking opener that does not follow the grammar (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MalformedDirective {
+    /// 1-based line of its `[{` in the scanned text.
+    pub line: usize,
+    pub problem: AclProblem,
+}
+
+/// What is wrong with a [`MalformedDirective`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AclProblem {
+    /// `allow`, `Allow`, …: the keyword is written `ALLOW`.
+    KeywordCase,
+    /// `[{DENY …}]`: JSPWiki ACLs only grant.
+    Deny,
+    /// `[{ALLOWview …}]`: `ALLOW` is not followed by whitespace.
+    NoSpaceAfterAllow,
+    /// `[{ALLOW}]`, `[{ALLOW ,Alice}]`: no action word.
+    MissingAction,
+    /// `[{ALLOW veiw Alice}]`, `[{ALLOW View Alice}]`: the word (cut to 40 characters) is not
+    /// an action.
+    UnknownAction(String),
+    /// `[{ALLOW view}]`, `[{ALLOW view ,}]`: no principal names.
+    NoPrincipals,
+    /// No `}]` closes the principal list on its line.
+    Unterminated,
+}
+
+impl std::fmt::Display for AclProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AclProblem::KeywordCase => f.write_str("the keyword must be written ALLOW"),
+            AclProblem::Deny => {
+                f.write_str("DENY is not supported (JSPWiki ACLs only grant, with ALLOW)")
+            }
+            AclProblem::NoSpaceAfterAllow => f.write_str("ALLOW must be followed by a space"),
+            AclProblem::MissingAction => f.write_str("no action after ALLOW"),
+            AclProblem::UnknownAction(word) => write!(
+                f,
+                "unknown action '{word}' (expected view, comment, edit, modify, rename, upload \
+                 or delete, in lower case)"
+            ),
+            AclProblem::NoPrincipals => f.write_str("no principal names"),
+            AclProblem::Unterminated => f.write_str("no '}]' closes the directive on its line"),
+        }
     }
-    let code = markdown::code_ranges(body);
+}
+
+/// The directives found in one page's text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AclScan {
+    /// Well-formed directives, in document order.
+    pub entries: Vec<AclEntry>,
+    /// Malformed directives, in document order.
+    pub malformed: Vec<MalformedDirective>,
+}
+
+impl AclScan {
+    /// The ACL the page gets: its directives, or [`Acl::admin_only`] when any directive is
+    /// malformed (fail closed).
+    pub fn into_acl(self) -> Acl {
+        if self.malformed.is_empty() {
+            Acl {
+                entries: self.entries,
+            }
+        } else {
+            Acl::admin_only()
+        }
+    }
+}
+
+/// The ACL of a Markdown page's raw text: [`scan_markdown`], malformed directives failing
+/// closed ([`AclScan::into_acl`]).
+pub fn parse_acl(text: &str) -> Acl {
+    scan_markdown(text).into_acl()
+}
+
+/// Scans a Markdown page's raw text (frontmatter included) for directives outside code. See
+/// the module docs for what counts as code.
+pub fn scan_markdown(text: &str) -> AclScan {
+    let mut code: Option<MarkdownCode> = None;
+    scan(text, |at| {
+        code.get_or_insert_with(|| MarkdownCode::of_page(text))
+            .contains(at)
+    })
+}
+
+/// Scans an exported HTML page's raw text for directives outside `<code>` and `<pre>`.
+pub fn scan_html(html: &str) -> AclScan {
+    if !html.contains(OPEN) {
+        return AclScan::default();
+    }
+    match crate::html::blank_code_elements(html) {
+        Ok(without_code) => scan(&without_code, |_| false),
+        // Unreadable HTML: nothing is known to be code, so every directive counts.
+        Err(_) => scan(html, |_| false),
+    }
+}
+
+const OPEN: &str = "[{";
+
+/// Finds every directive-looking opener of `text` for which `is_code` is false, in order.
+/// `is_code` is asked only about such openers, in increasing offsets.
+fn scan(text: &str, mut is_code: impl FnMut(usize) -> bool) -> AclScan {
+    let mut found = AclScan::default();
     let mut scanner = DirectiveScanner {
-        body,
+        text,
         dead_until: 0,
     };
+    let mut lines = LineCounter::default();
     let mut from = 0;
-    while let Some(found) = body.get(from..).and_then(|rest| rest.find(OPEN)) {
-        let start = from + found;
-        from = start + OPEN.len();
-        if markdown::is_inside(&code, start) {
+    while let Some(offset) = text.get(from..).and_then(|rest| rest.find(OPEN)) {
+        let start = from + offset;
+        let after_open = start + OPEN.len();
+        from = after_open;
+        let Some(keyword) = directive_keyword(text, after_open) else {
+            continue;
+        };
+        if is_code(start) {
             continue;
         }
-        if let Some((entry, end)) = scanner.parse(start + OPEN.len()) {
-            entries.push(entry);
-            from = end;
+        match scanner.parse(keyword) {
+            Ok((entry, end)) => {
+                found.entries.push(entry);
+                from = end;
+            }
+            Err(problem) => found.malformed.push(MalformedDirective {
+                line: lines.line_of(text, start),
+                problem,
+            }),
         }
     }
-    Acl { entries }
+    found
+}
+
+/// Byte offset of the keyword when the text after an opener looks like a directive: ASCII
+/// whitespace, then a word starting with `allow` or `deny` in any letter case.
+fn directive_keyword(text: &str, after_open: usize) -> Option<usize> {
+    let rest = text.get(after_open..)?;
+    let keyword = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let starts_with = |word: &str| {
+        keyword
+            .get(..word.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(word))
+    };
+    (starts_with("allow") || starts_with("deny")).then(|| text.len() - keyword.len())
+}
+
+/// Where a Markdown page has code, for [`scan_markdown`].
+struct MarkdownCode {
+    /// Code spans and blocks of the body, as offsets into the whole text; sorted, disjoint.
+    code: Vec<Range<usize>>,
+    /// HTML comments of the body that open outside code; sorted, disjoint.
+    comments: Vec<Range<usize>>,
+}
+
+impl MarkdownCode {
+    fn of_page(text: &str) -> MarkdownCode {
+        // The body is a suffix of the text; the frontmatter before it has no code.
+        let body = markdown::strip_frontmatter(text);
+        let body_start = text.len() - body.len();
+        let code: Vec<Range<usize>> = markdown::code_ranges(body)
+            .into_iter()
+            .map(|r| r.start + body_start..r.end + body_start)
+            .collect();
+        let comments = comment_ranges(text, body_start, &code);
+        MarkdownCode { code, comments }
+    }
+
+    fn contains(&self, offset: usize) -> bool {
+        markdown::is_inside(&self.code, offset) && !markdown::is_inside(&self.comments, offset)
+    }
+}
+
+/// HTML comments from `<!--` (at or after `from`, outside `code`) to the next `-->`, or to the
+/// end of the text when none closes it.
+fn comment_ranges(text: &str, from: usize, code: &[Range<usize>]) -> Vec<Range<usize>> {
+    const COMMENT_OPEN: &str = "<!--";
+    const COMMENT_CLOSE: &str = "-->";
+    let mut comments = Vec::new();
+    let mut from = from;
+    while let Some(offset) = text.get(from..).and_then(|rest| rest.find(COMMENT_OPEN)) {
+        let start = from + offset;
+        let after_open = start + COMMENT_OPEN.len();
+        if markdown::is_inside(code, start) {
+            from = after_open;
+            continue;
+        }
+        let end = text
+            .get(after_open..)
+            .and_then(|rest| rest.find(COMMENT_CLOSE))
+            .map_or(text.len(), |close| after_open + close + COMMENT_CLOSE.len());
+        comments.push(start..end);
+        from = end;
+    }
+    comments
+}
+
+/// 1-based line numbers for increasing offsets, counting each byte once over all calls.
+#[derive(Default)]
+struct LineCounter {
+    counted_to: usize,
+    newlines: usize,
+}
+
+impl LineCounter {
+    fn line_of(&mut self, text: &str, offset: usize) -> usize {
+        if let Some(skipped) = text.as_bytes().get(self.counted_to..offset) {
+            self.newlines += skipped.iter().filter(|&&b| b == b'\n').count();
+            self.counted_to = offset;
+        }
+        self.newlines + 1
+    }
 }
 
 /// Parses single directives, remembering where a search for `}]` already hit a line end so
 /// that a long line full of unterminated `[{ALLOW view …` openers is scanned once, not once
 /// per opener.
 struct DirectiveScanner<'a> {
-    body: &'a str,
+    text: &'a str,
     /// A principal list starting before this offset has no `}]` before its line ends.
     dead_until: usize,
 }
 
 impl DirectiveScanner<'_> {
-    /// Parses `\s*ALLOW\s+<action>\s*<principals>}]` starting at byte `at` (just after `[{`).
-    /// Returns the entry and the byte offset just past `}]`, or `None` when malformed.
-    fn parse(&mut self, at: usize) -> Option<(AclEntry, usize)> {
-        let body = self.body;
-        let offset = |s: &str| body.len() - s.len();
-        let rest = body.get(at..)?;
-        let after_ws = rest.trim_start_matches(|c: char| c.is_ascii_whitespace());
-        let after_allow = after_ws.strip_prefix("ALLOW")?;
+    /// Parses `ALLOW\s+<action>\s*<principals>}]` starting at byte `at` (the keyword found by
+    /// [`directive_keyword`]). Returns the entry and the byte offset just past `}]`, or what is
+    /// wrong with it.
+    fn parse(&mut self, at: usize) -> Result<(AclEntry, usize), AclProblem> {
+        let text = self.text;
+        let offset = |s: &str| text.len() - s.len();
+        let rest = text.get(at..).unwrap_or("");
+        let Some(after_allow) = rest.strip_prefix("ALLOW") else {
+            let is_allow = rest
+                .get(.."allow".len())
+                .is_some_and(|w| w.eq_ignore_ascii_case("allow"));
+            return Err(if is_allow {
+                AclProblem::KeywordCase
+            } else {
+                AclProblem::Deny
+            });
+        };
         let at_action = after_allow.trim_start_matches(|c: char| c.is_ascii_whitespace());
         if at_action.len() == after_allow.len() {
-            return None; // `ALLOW` must be followed by whitespace (`[{ALLOWview …}]` is malformed)
+            return Err(if after_allow.is_empty() || after_allow.starts_with('}') {
+                AclProblem::MissingAction
+            } else {
+                AclProblem::NoSpaceAfterAllow
+            });
         }
         let word_end = at_action
             .find(|c: char| c.is_whitespace() || c == ',' || c == '}')
             .unwrap_or(at_action.len());
-        let action = Action::from_markup(at_action.get(..word_end)?)?;
+        let word = at_action.get(..word_end).unwrap_or("");
+        if word.is_empty() {
+            return Err(AclProblem::MissingAction);
+        }
+        let action = Action::from_markup(word)
+            .ok_or_else(|| AclProblem::UnknownAction(word.chars().take(40).collect()))?;
         let list = at_action
-            .get(word_end..)?
+            .get(word_end..)
+            .unwrap_or("")
             .trim_start_matches(|c: char| c.is_ascii_whitespace());
         let list_start = offset(list);
         if list_start < self.dead_until {
-            return None;
+            return Err(AclProblem::Unterminated);
         }
         // The principal list ends at the first `}]` on its line.
         let close = match find_close_on_line(list) {
             Ok(close) => close,
             Err(line_end) => {
                 self.dead_until = list_start + line_end;
-                return None;
+                return Err(AclProblem::Unterminated);
             }
         };
         let principals: Vec<String> = list
-            .get(..close)?
+            .get(..close)
+            .unwrap_or("")
             .split(',')
             .map(str::trim)
             .filter(|p| !p.is_empty())
             .map(str::to_owned)
             .collect();
         if principals.is_empty() {
-            return None;
+            return Err(AclProblem::NoPrincipals);
         }
-        Some((
+        Ok((
             AclEntry { action, principals },
             list_start + close + "}]".len(),
         ))
@@ -488,32 +732,200 @@ mod tests {
         assert_eq!(acl.entries[0].principals, names(&["Alice"]));
     }
 
+    /// The problems of `text`'s malformed directives (a well-formed scan gives none).
+    fn problems(text: &str) -> Vec<AclProblem> {
+        scan_markdown(text)
+            .malformed
+            .into_iter()
+            .map(|m| m.problem)
+            .collect()
+    }
+
     #[test]
-    fn malformed_directives_are_ignored() {
-        for text in [
-            "[{ALLOW}]",
-            "[{ALLOW view}]",
-            "[{ALLOW view }]",
-            "[{ALLOW view ,, }]",
-            "[{ALLOW fly Alice}]",
-            "[{ALLOW View Alice}]",
-            "[{allow view Alice}]",
-            "[{ALLOWview Alice}]",
-            "[{ALLOW viewer Alice}]",
-            "[{ALLOW view Alice",
-            "[{ALLOW view Alice}\n]",
-            "[{ALLOW view Alice\n}]",
-            "[{ALLOW view\n}]",
-            "[{DENY view Alice}]",
-            "[{",
-            "[{ ALLOW",
+    fn malformed_directives_restrict_the_page_to_admin() {
+        use AclProblem::*;
+        for (text, problem) in [
+            ("[{ALLOW}]", MissingAction),
+            ("[{ALLOW }]", MissingAction),
+            ("[{ALLOW ,Alice}]", MissingAction),
+            ("[{ ALLOW", MissingAction),
+            ("[{ALLOW view}]", NoPrincipals),
+            ("[{ALLOW view }]", NoPrincipals),
+            ("[{ALLOW view ,, }]", NoPrincipals),
+            ("[{ALLOW view\n}]", NoPrincipals),
+            ("[{ALLOW fly Alice}]", UnknownAction("fly".into())),
+            ("[{ALLOW View Alice}]", UnknownAction("View".into())),
+            ("[{ALLOW viewer Alice}]", UnknownAction("viewer".into())),
+            ("[{allow view Alice}]", KeywordCase),
+            ("[{Allow view Alice}]()", KeywordCase),
+            ("[{ALLOWview Alice}]", NoSpaceAfterAllow),
+            ("[{ALLOW view Alice", Unterminated),
+            ("[{ALLOW view Alice}\n]", Unterminated),
+            ("[{ALLOW view Alice\n}]", Unterminated),
+            ("[{DENY view Alice}]", Deny),
+            ("[{deny view Alice}]()", Deny),
         ] {
-            assert!(parse_acl(text).is_empty(), "{text:?} should not parse");
+            assert_eq!(problems(text), vec![problem], "{text:?}");
+            let acl = parse_acl(text);
+            assert_eq!(acl, Acl::admin_only(), "{text:?}");
+            assert!(!acl.is_public(), "{text:?}");
+            assert!(!acl.permits(&names(&["Alice"]), Action::View), "{text:?}");
+            assert!(acl.permits(&names(&["Admin"]), Action::View), "{text:?}");
         }
-        // A malformed directive does not swallow a good one after it.
-        let acl = parse_acl("[{ALLOW fly Alice}] [{ALLOW view Bob}]");
-        assert_eq!(acl.entries.len(), 1);
-        assert_eq!(acl.entries[0].principals, names(&["Bob"]));
+        // Openers that do not look like a directive are plain text.
+        for text in [
+            "[{",
+            "[{ ",
+            "[{$message}]",
+            "[{TableOfContents}]",
+            "[{SET a=b}]",
+            "[{ALL}]",
+        ] {
+            assert_eq!(scan_markdown(text), AclScan::default(), "{text:?}");
+        }
+        // A malformed directive next to good ones restricts the whole page: the good ones are
+        // still recognised, but the page gets Admin only.
+        let scan = scan_markdown("[{ALLOW view All}]()\n\n[{ALLOW fly Alice}] [{ALLOW view Bob}]");
+        assert_eq!(scan.entries.len(), 2);
+        assert_eq!(
+            scan.malformed,
+            vec![MalformedDirective {
+                line: 3,
+                problem: AclProblem::UnknownAction("fly".into())
+            }]
+        );
+        assert_eq!(scan.into_acl(), Acl::admin_only());
+        // DENY beside a grant to All does not leave the page public.
+        assert!(!parse_acl("[{ALLOW view All}]()\n[{DENY view Bob}]()").is_public());
+        // Long unknown action words are cut in the report.
+        let long = format!("[{{ALLOW {} Alice}}]", "x".repeat(500));
+        assert_eq!(problems(&long), vec![UnknownAction("x".repeat(40))]);
+    }
+
+    #[test]
+    fn malformed_directives_in_code_are_documentation() {
+        for text in [
+            "`[{allow view Alice}]`",
+            "```\n[{ALLOW veiw Alice}]\n[{DENY view Bob}]\n```\n",
+            "Example:\n\n    [{ALLOW view\n",
+        ] {
+            assert_eq!(scan_markdown(text), AclScan::default(), "{text:?}");
+            assert!(parse_acl(text).is_public(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_directives_report_their_lines() {
+        let text = "---\ntitle: T\n---\n# T\n\n[{ALLOW view}]()\n\n```\n[{ALLOW x}]\n```\n\n\
+                    > quote [{ALLOW fly A}]()\n";
+        let lines: Vec<usize> = scan_markdown(text)
+            .malformed
+            .iter()
+            .map(|m| m.line)
+            .collect();
+        assert_eq!(lines, vec![6, 12]);
+    }
+
+    /// The principal lists of `acl`'s entries.
+    fn granted(acl: &Acl) -> Vec<Vec<String>> {
+        acl.entries.iter().map(|e| e.principals.clone()).collect()
+    }
+
+    #[test]
+    fn acl_inside_html_comment_restricts_the_page() {
+        for text in [
+            "# Page\n\n<!-- [{ALLOW view Alice}]() -->\n\nSecret.",
+            "# Page\n\nIntro <!-- [{ALLOW view Alice}] --> more.",
+            "<!--\n[{ALLOW view Alice}]()\n-->\n\nSecret.",
+            // A comment block runs to its `-->`, blank lines and indented lines included.
+            "<!--\n\n    [{ALLOW view Alice}]()\n\n-->\n\nSecret.",
+            "<!--\n```\n[{ALLOW view Alice}]\n```\n-->\n",
+            // A comment opened inside a paragraph: CommonMark ends the paragraph at the blank
+            // line and calls the indented line code, but it is still inside the comment.
+            "Text <!-- note\n\n    [{ALLOW view Alice}]()\n\n-->\n",
+            // An unclosed comment hides the rest of the page, directive included.
+            "<!-- draft\n\n    [{ALLOW view Alice}]()\n",
+        ] {
+            let acl = parse_acl(text);
+            assert_eq!(granted(&acl), vec![names(&["Alice"])], "{text:?}");
+            assert!(!acl.is_public(), "{text:?}");
+        }
+        // `<!--` shown as code opens no comment.
+        let text = "Write `<!--` to start a comment.\n\n    [{ALLOW view Admin}]()\n\n-->\n";
+        assert!(parse_acl(text).is_public());
+        // A malformed directive in a comment fails closed too.
+        assert_eq!(
+            parse_acl("<!-- [{ALLOW veiw Alice}]() -->"),
+            Acl::admin_only()
+        );
+    }
+
+    #[test]
+    fn every_context_outside_code_counts() {
+        for text in [
+            "<div>\n[{ALLOW view Alice}]()\n</div>\n",
+            "<div>\n    [{ALLOW view Alice}]()\n</div>\n",
+            "<div class=\"acl\">[{ALLOW view Alice}]</div>\n",
+            "<pre>\n[{ALLOW view Alice}]\n</pre>\n",
+            "Inline <code>[{ALLOW view Alice}]</code> HTML is not Markdown code.",
+            "> [{ALLOW view Alice}]()\n",
+            "> > nested\n> > [{ALLOW view Alice}]()\n",
+            "- item\n- [{ALLOW view Alice}]()\n",
+            "1. one\n   [{ALLOW view Alice}]()\n",
+            "| a | b |\n|---|---|\n| x | [{ALLOW view Alice}]() |\n",
+            "See [the page [{ALLOW view Alice}]](Other).",
+            "# Heading [{ALLOW view Alice}]()\n",
+            "[{ALLOW view Alice}]",
+            "Trailing text[{ALLOW view Alice}]() and more.",
+            // Frontmatter counts, and a fence in it cannot hide the body's directive.
+            "---\ntitle: T\nnote: |\n  ```\n---\n\n[{ALLOW view Alice}]()\n",
+            "---\ntitle: \"`[{ALLOW view Alice}]`\"\n---\nBody.\n",
+        ] {
+            let acl = parse_acl(text);
+            assert_eq!(granted(&acl), vec![names(&["Alice"])], "{text:?}");
+        }
+        let two_lines = parse_acl("[{ALLOW view Alice}]()\n[{ALLOW view Bob}]()\n");
+        assert_eq!(
+            granted(&two_lines),
+            vec![names(&["Alice"]), names(&["Bob"])]
+        );
+        for action in Action::ALL {
+            let acl = parse_acl(&format!("<!-- [{{ALLOW {action} Alice}}]() -->"));
+            assert!(acl.permits(&names(&["Alice"]), Action::View), "{action}");
+            assert!(!acl.is_public(), "{action}");
+        }
+        // In a Markdown body an HTML block ends at a blank line, so an indented line after one
+        // is a CommonMark code block, shown as code: documentation.
+        assert!(parse_acl("<div>\n\n    [{ALLOW view Admin}]()\n\n</div>\n").is_public());
+    }
+
+    #[test]
+    fn html_pages_skip_only_code_and_pre() {
+        let scan = |html: &str| scan_html(html).into_acl();
+        for html in [
+            "<html><body><!-- [{ALLOW view Alice}]() --><p>Secret</p></body></html>",
+            "<p>[{ALLOW view Alice}]</p>",
+            "<!--\n\n    [{ALLOW view Alice}]\n\n-->",
+            "<div title=\"[{ALLOW view Alice}]\">x</div>",
+            "<p><code>x</code> [{ALLOW view Alice}]</p>",
+            "<!-- <code> -->[{ALLOW view Alice}]<!-- </code> -->",
+            // Indentation means nothing in HTML.
+            "<p>\n\n    [{ALLOW view Alice}]\n\n</p>",
+        ] {
+            assert_eq!(granted(&scan(html)), vec![names(&["Alice"])], "{html:?}");
+        }
+        for html in [
+            "<p>Write <code>[{ALLOW view Admin}]</code>.</p>",
+            "<pre>[{ALLOW view Admin}]\n[{allow fly}]</pre>",
+            "<pre><code class=\"md\">[{ALLOW view Admin}]()</code></pre>",
+            "<p>no directive</p>",
+        ] {
+            assert!(scan(html).is_public(), "{html:?}");
+        }
+        let malformed = scan_html("<h1>T</h1>\n<p>x</p>\n<!-- [{ALLOW view} -->");
+        assert_eq!(malformed.malformed.len(), 1);
+        assert_eq!(malformed.malformed[0].line, 3);
+        assert_eq!(malformed.into_acl(), Acl::admin_only());
     }
 
     #[test]
@@ -569,12 +981,28 @@ mod tests {
             "    ",
             "\u{0}[{ALLOW\u{0}view\u{0}x}]",
             "é[{ALLOW view x}]é",
+            "<!--",
+            "<!-- [{ALLOW",
+            "`<!--` [{ALLOW view x}]",
+            "---\n[{ALLOW view x}]",
+            "\u{feff}---\n[{allow view x}]\n---\n",
         ] {
             let _ = parse_acl(text).is_public();
+            let _ = scan_html(text).into_acl().is_public();
         }
-        // Many unterminated openers on one long line: must stay fast (linear scan).
+        // Many unterminated openers on one long line: must stay fast (linear scan), and each
+        // is malformed.
         let long_line = "[{ALLOW view x ".repeat(50_000);
-        assert!(parse_acl(&long_line).is_empty());
+        let scan = scan_markdown(&long_line);
+        assert!(scan.entries.is_empty());
+        assert_eq!(scan.malformed.len(), 50_000);
+        assert!(scan.malformed.iter().all(|m| m.line == 1));
+        assert_eq!(scan.into_acl(), Acl::admin_only());
+        // Many openers, code spans and comments: the code lookups stay logarithmic.
+        let crowded = "`c` <!-- [{ALLOW view A}] --> ".repeat(20_000);
+        assert_eq!(scan_markdown(&crowded).entries.len(), 20_000);
+        let crowded_html = "<code>[{ALLOW view A}]</code><!--[{ALLOW view B}]-->".repeat(20_000);
+        assert_eq!(scan_html(&crowded_html).entries.len(), 20_000);
         let deep = "[".repeat(5000) + "{ALLOW view X}]" + &"]".repeat(5000);
         assert_eq!(parse_acl(&deep).entries.len(), 1);
         let unicode = parse_acl("[{ALLOW view 名前}]");

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::acl::{parse_acl, Acl};
+use crate::acl::{scan_html, scan_markdown, Acl, AclScan};
 use crate::analysis::{Analyzer, AnalyzerConfig};
 use crate::catalog::{assign_page_keys, PageRecord, PageTable};
 use crate::chunk::{chunk_body, ChunkerConfig};
@@ -223,8 +223,11 @@ struct ParsedPage {
     slug: String,
     text: String,
     frontmatter: Frontmatter,
-    /// Body with frontmatter removed and HTML reduced: what is chunked and scanned.
+    /// Body with frontmatter removed and HTML reduced: what is chunked and scanned for links
+    /// and citations.
     body: String,
+    /// Found in the raw text, before any transformation (see [`page_acl`]).
+    acl: Acl,
     updated: i64,
     git_version: Option<u32>,
 }
@@ -367,7 +370,10 @@ pub fn compile_with_vectors(
     let mut chunks = Vec::with_capacity(pages.len());
     for (i, page) in pages.iter().enumerate() {
         progress(Stage::Chunk, i + 1, pages.len());
-        acls.push(parse_acl(&page.body));
+        let acl = page.acl.clone();
+        #[cfg(feature = "acl-mutation")]
+        let acl = crate::access::mutation::page_acl(acl, &page.body);
+        acls.push(acl);
         links.push(link_targets(&page.body, &page.frontmatter.related));
         let mut page_chunks = chunk_body(&page.body, &options.chunker);
         if page_chunks.len() > SectionKey::MAX_CHUNKS_PER_PAGE as usize {
@@ -809,15 +815,44 @@ fn parse_page(source: SourcePage, options: &CompileOptions, warnings: &mut Vec<B
         let body = reduce_html_blocks(split.body);
         (fm, body)
     };
+    let acl = page_acl(&source, is_html, warnings);
     Ok(Some(ParsedPage {
         file_name: source.file_name,
         slug,
         text: source.text,
         frontmatter,
         body,
+        acl,
         updated: source.updated,
         git_version: source.git_version,
     }))
+}
+
+/// Malformed directives reported per page; the rest are counted in one more warning.
+const MAX_MALFORMED_ACL_WARNINGS: usize = 10;
+
+/// The page's ACL, from its raw text (frontmatter included, HTML not reduced: REFERENCE §4.5
+/// and [`crate::acl`]); a malformed directive restricts the page to Admin and is reported as a
+/// `MALFORMED_ACL` warning.
+fn page_acl(source: &SourcePage, is_html: bool, warnings: &mut Vec<BuildWarning>) -> Acl {
+    let scan: AclScan = if is_html { scan_html(&source.text) } else { scan_markdown(&source.text) };
+    for directive in scan.malformed.iter().take(MAX_MALFORMED_ACL_WARNINGS) {
+        warnings.push(BuildWarning {
+            kind: "MALFORMED_ACL".into(),
+            file: Some(source.file_name.clone()),
+            line: Some(directive.line),
+            message: format!("malformed ACL directive: {}; the page is restricted to Admin until it is fixed", directive.problem),
+        });
+    }
+    if let Some(more) = scan.malformed.len().checked_sub(MAX_MALFORMED_ACL_WARNINGS).filter(|n| *n > 0) {
+        warnings.push(BuildWarning {
+            kind: "MALFORMED_ACL".into(),
+            file: Some(source.file_name.clone()),
+            line: None,
+            message: format!("{more} more malformed ACL directives"),
+        });
+    }
+    scan.into_acl()
 }
 
 /// Authored ids that are valid ULIDs and unique are kept (on a duplicate, the
@@ -912,5 +947,82 @@ mod lite_training_tests {
                     Why does the edge keep serving the old index? It caches the pointer.\nA third sentence is never reached here.";
         let got: Vec<&str> = leading_sentences(text, 2).collect();
         assert_eq!(got, vec!["Roll back by pointing current.json at the old build.", "Why does the edge keep serving the old index?"]);
+    }
+}
+
+#[cfg(test)]
+mod acl_tests {
+    use super::{compile, CompileOptions, CompiledIndex, SourcePage};
+    use crate::acl::{Acl, Action};
+    use crate::catalog::PageTable;
+    use crate::reader::{IndexReader, MemoryStore, ShardCache};
+
+    fn source(file_name: &str, text: &str) -> SourcePage {
+        SourcePage { file_name: file_name.into(), text: text.into(), git_version: None, updated: 0 }
+    }
+
+    fn build(sources: Vec<SourcePage>) -> (CompiledIndex, PageTable) {
+        let index = compile(sources, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+        let table = pollster::block_on(async {
+            let reader = IndexReader::open(MemoryStore::from_compiled(&index), std::sync::Arc::new(ShardCache::default())).await.expect("open");
+            reader.pages().await.expect("pages").as_ref().clone()
+        });
+        (index, table)
+    }
+
+    fn acl_of<'a>(table: &'a PageTable, slug: &str) -> &'a Acl {
+        &table.by_slug(slug).expect("page").acl
+    }
+
+    #[test]
+    fn acl_inside_html_comment_restricts_the_page() {
+        let (index, table) = build(vec![
+            source("Commented.md", "---\ntitle: Commented\n---\n<!-- [{ALLOW view Alice}]() -->\n\n# Commented\n\nSecret.\n"),
+            source("Multiline.md", "# Multiline\n\n<!--\n  [{ALLOW view Alice}]()\n-->\n\nSecret.\n"),
+            source("InDiv.md", "<div class=\"acl\">\n[{ALLOW view Alice}]()\n</div>\n\n# In a div\n"),
+            source("Exported.html", "<html><head><title>Exported</title></head><body><!-- [{ALLOW view Alice}]() --><p>Secret.</p></body></html>"),
+            source("Documented.md", "# Documented\n\nWrite `<!-- [{ALLOW view Alice}]() -->` to hide an ACL.\n"),
+            source("Plain.md", "# Plain\n\nNo ACL.\n"),
+        ]);
+        for slug in ["Commented", "Multiline", "InDiv", "Exported"] {
+            let acl = acl_of(&table, slug);
+            assert!(!acl.is_public(), "{slug}: {acl:?}");
+            assert!(acl.permits(&["Alice".to_string()], Action::View), "{slug}");
+        }
+        assert!(acl_of(&table, "Documented").is_public());
+        assert!(acl_of(&table, "Plain").is_public());
+        assert!(index.warnings.iter().all(|w| w.kind != "MALFORMED_ACL"), "{:?}", index.warnings);
+        assert_eq!(index.manifest.stats.restricted_pages, 4);
+    }
+
+    #[test]
+    fn malformed_acl_restricts_the_page_to_admin_and_warns() {
+        let many = "[{ALLOW view\n".repeat(12);
+        let (index, table) = build(vec![
+            source("Typo.md", "# Typo\n\n<!--\n[{ALLOW veiw Alice}]()\n-->\n"),
+            source("Lower.md", "---\ntitle: Lower\n---\n[{allow view All}]()\n"),
+            source("Deny.md", "[{ALLOW view All}]()\n[{DENY view Bob}]()\n"),
+            source("Broken.html", "<p>x</p>\n<!-- [{ALLOW view Alice -->"),
+            source("Many.md", &many),
+        ]);
+        for slug in ["Typo", "Lower", "Deny", "Broken", "Many"] {
+            assert_eq!(acl_of(&table, slug), &Acl::admin_only(), "{slug}");
+        }
+        let located: Vec<(String, Option<usize>)> = index
+            .warnings
+            .iter()
+            .filter(|w| w.kind == "MALFORMED_ACL")
+            .map(|w| (w.file.clone().unwrap_or_default(), w.line))
+            .collect();
+        let mut expected: Vec<(String, Option<usize>)> = vec![("Broken.html".into(), Some(2)), ("Deny.md".into(), Some(2)), ("Lower.md".into(), Some(4))];
+        expected.extend((1..=10).map(|line| ("Many.md".to_string(), Some(line))));
+        expected.extend([("Many.md".to_string(), None), ("Typo.md".to_string(), Some(4))]);
+        assert_eq!(located, expected);
+        let typo = index.warnings.iter().find(|w| w.file.as_deref() == Some("Typo.md")).map(|w| w.to_string()).unwrap_or_default();
+        assert_eq!(
+            typo,
+            "Typo.md:4: MALFORMED_ACL: malformed ACL directive: unknown action 'veiw' (expected view, comment, edit, modify, rename, \
+             upload or delete, in lower case); the page is restricted to Admin until it is fixed"
+        );
     }
 }

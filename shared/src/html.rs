@@ -4,7 +4,8 @@
 //! blocks inside a Markdown body. Headings become ATX headings so the chunker sees the same
 //! structure, `<pre>` becomes a fenced code block, list items become `- ` lines, table cells
 //! are separated by ` | `, and `<script>`, `<style>`, `<template>`, `<noscript>` and
-//! `<head>` content is dropped. Entities are decoded.
+//! `<head>` content is dropped. Entities are decoded. The ACL scanner also uses
+//! [`blank_code_elements`] to tell an HTML page's code from the rest of its raw text.
 
 use lol_html::html_content::ContentType;
 use lol_html::{element, rewrite_str, RewriteStrSettings};
@@ -104,6 +105,21 @@ pub fn html_to_text(html: &str) -> Result<String> {
     // Comments and doctype survive element handlers; strip any leftover markup.
     let text = decode_entities(&strip_tags(&rewritten));
     Ok(tidy_lines(&text))
+}
+
+/// `html` with the text inside `<code>` and `<pre>` elements (nested elements included) blanked
+/// out: every character but a line break becomes a space, so byte offsets change but line
+/// numbers do not. Everything else — tags, attributes, comments, other text — is kept as
+/// written. The ACL scanner uses this to skip directives that an HTML page shows as code, the
+/// way Markdown code is skipped (REFERENCE §4.5).
+pub fn blank_code_elements(html: &str) -> Result<String> {
+    use lol_html::text;
+    let settings = RewriteStrSettings::new().append_element_content_handler(text!("code, pre", |chunk| {
+        let blanked: String = chunk.as_str().chars().map(|c| if c == '\n' || c == '\r' { c } else { ' ' }).collect();
+        chunk.replace(&blanked, ContentType::Text);
+        Ok(())
+    }));
+    rewrite_str(html, settings).map_err(|e| Error::Invalid(format!("cannot read HTML: {e}")))
 }
 
 /// Replace every HTML block of a Markdown body by its reduced text, leaving the rest as is.
@@ -278,6 +294,23 @@ mod tests {
         assert!(out.starts_with("# Page\n\nIntro."), "{out}");
         assert!(out.contains("After."), "{out}");
         assert_eq!(reduce_html_blocks("plain\n"), "plain\n");
+    }
+
+    #[test]
+    fn code_elements_are_blanked_and_lines_kept() {
+        let html = "<p>[{a}]</p>\n<pre>[{b}]\n<code>[{c}]</code>\n<b>[{d}]</b></pre>\n\
+                    <!-- <code> -->[{e}]<!-- </code> -->\n<CODE class=x>[{f}]</CODE> [{g}]";
+        let out = blank_code_elements(html).unwrap_or_default();
+        assert_eq!(out.lines().count(), html.lines().count(), "{out}");
+        for kept in ["[{a}]", "[{e}]", "[{g}]", "<!-- <code> -->"] {
+            assert!(out.contains(kept), "{kept} kept: {out}");
+        }
+        for blanked in ["[{b}]", "[{c}]", "[{d}]", "[{f}]"] {
+            assert!(!out.contains(blanked), "{blanked} blanked: {out}");
+        }
+        for s in ["<code>unclosed [{x}]", "<pre", "<", "&#x;<pre>&amp;</pre>"] {
+            let _ = blank_code_elements(s);
+        }
     }
 
     #[test]

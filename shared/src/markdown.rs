@@ -33,9 +33,12 @@ pub fn code_ranges(text: &str) -> Vec<Range<usize>> {
     ranges
 }
 
-/// True when byte `offset` lies inside one of `ranges` (as returned by [`code_ranges`]).
+/// True when byte `offset` lies inside one of `ranges`, which must be sorted and disjoint (as
+/// [`code_ranges`] returns them). Logarithmic in the number of ranges, so a scanner that asks
+/// about every opener of a long page stays fast.
 pub fn is_inside(ranges: &[Range<usize>], offset: usize) -> bool {
-    ranges.iter().any(|r| r.contains(&offset))
+    let after = ranges.partition_point(|r| r.start <= offset);
+    after > 0 && ranges.get(after - 1).is_some_and(|r| r.contains(&offset))
 }
 
 /// The body of `text` without its frontmatter block (see [`crate::page::split_frontmatter`]).
@@ -187,6 +190,36 @@ mod tests {
         assert_eq!(got.len(), 2, "{got:?}");
         assert_eq!(got[0], "`code`");
         assert!(got[1].contains("block"));
+    }
+
+    #[test]
+    fn html_blocks_quotes_lists_tables_and_links_are_not_code() {
+        for text in [
+            "<!-- [{ALLOW view A}]() -->\n",
+            "<!--\n    indented inside a comment\n\n    after a blank line\n-->\n",
+            "<div>\n    indented inside a div\n</div>\n",
+            "<pre>\n    preformatted HTML\n</pre>\n",
+            "> quoted [{ALLOW view A}]()\n",
+            "- item [{ALLOW view A}]()\n  continued\n",
+            "| a | [{ALLOW view A}]() |\n|---|---|\n",
+            "[link text [{ALLOW view A}]](Target)\n",
+        ] {
+            assert_eq!(code_ranges(text), Vec::<Range<usize>>::new(), "{text:?}");
+        }
+        // A Markdown HTML block ends at a blank line: what follows is Markdown again.
+        let text = "<div>\n\n    code after the block\n\n</div>\n";
+        assert_eq!(
+            covered(text, &code_ranges(text)),
+            vec!["code after the block\n"]
+        );
+    }
+
+    #[test]
+    fn inside_uses_sorted_ranges() {
+        let ranges = [2..4, 6..7, 10..20];
+        let inside: Vec<usize> = (0..22).filter(|&o| is_inside(&ranges, o)).collect();
+        let expected: Vec<usize> = [2, 3, 6].into_iter().chain(10..20).collect();
+        assert_eq!(inside, expected);
     }
 
     #[test]

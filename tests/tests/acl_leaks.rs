@@ -1,6 +1,8 @@
-//! ACL leak suite (issue 9, part 3). The test writes a 60-page wiki — 15 public pages and 45
-//! pages restricted by eight ACL patterns (users, groups, roles, `Authenticated`, `edit`
-//! implying `view`, `Admin` only) — where every restricted page carries a secret word (`quill…`)
+//! ACL leak suite (issue 9, part 3). The test writes a 61-page wiki — 15 public pages and 46
+//! pages restricted by 23 ACL patterns (users, groups, roles, `Authenticated`, every action
+//! implying `view`, `Admin` only; directives in HTML comments on one line and several, an HTML
+//! block, a block quote, a list item, a table cell, link text, without the trailing `()`; and
+//! malformed directives, which restrict a page to `Admin`) — where every restricted page carries a secret word (`quill…`)
 //! in its title, summary, tags, entity names and body, lives in a restricted-only cluster
 //! (`zorbvault…`) or the shared `commons` cluster, and links to public pages and to restricted pages of the
 //! same ACL. Every REST route and every MCP tool from `tools/list`, with arguments naming
@@ -30,10 +32,12 @@ use wikantik_native::DirStore;
 use wikantik_tests::{block_on, build_wiki_modified_at, build_wiki_with_vectors_modified_at, open};
 
 const PUBLIC_PAGES: usize = 15;
-const RESTRICTED_PAGES: usize = 45;
+/// Two pages per ACL pattern.
+const RESTRICTED_PAGES: usize = 46;
 
-/// The eight ACL patterns (letter, directive lines).
-const PATTERNS: [(char, &str); 8] = [
+/// The ACL patterns (letter, the markup as the page carries it, right after its frontmatter).
+/// Who may view each one is written by hand in [`Who::sees`].
+const PATTERNS: [(char, &str); 23] = [
     ('a', "[{ALLOW view Alice}]()"),
     ('b', "[{ALLOW view Engineering}]()"),
     ('c', "[{ALLOW view Operators}]()"),
@@ -42,6 +46,26 @@ const PATTERNS: [(char, &str); 8] = [
     ('f', "[{ALLOW view Alice,Finance}]()"),
     ('g', "[{ALLOW view Authenticated}]()"),
     ('h', "[{ALLOW view Bob}]()\n\n[{ALLOW edit Engineering}]()"),
+    // Where the markup sits: everywhere outside code counts.
+    ('i', "<!-- [{ALLOW view Alice}]() -->"),
+    // A comment opened inside a paragraph, spanning lines: CommonMark ends the paragraph at the
+    // blank line and calls the indented line a code block, but it is inside the comment.
+    ('j', "Review note <!-- access:\n[{ALLOW view Operators}]()\n\n    [{ALLOW comment Finance}]()\n-->"),
+    ('k', "<div class=\"access\">\n  [{ALLOW view Engineering}]()\n    <span>ledger team</span>\n</div>"),
+    ('l', "> Access: [{ALLOW view Finance}]()"),
+    ('m', "- Readers:\n- [{ALLOW view Bob}]()"),
+    ('n', "| Reader | Rule |\n|---|---|\n| Operators | [{ALLOW view Operators}]() |"),
+    ('o', "See [the ledger rules [{ALLOW view Alice}]](https://example.invalid/rules)."),
+    ('p', "[{ALLOW view Engineering}]"),
+    // Every action implies view.
+    ('q', "[{ALLOW comment Alice}]()"),
+    ('r', "[{ALLOW modify Finance}]()"),
+    ('s', "[{ALLOW rename Operators}]()"),
+    ('t', "[{ALLOW upload Bob}]()"),
+    ('u', "[{ALLOW delete Engineering}]()"),
+    // Malformed markup fails closed: Admin only, even for the principals it names.
+    ('v', "<!-- [{ALLOW veiw Alice}]() -->"),
+    ('w', "[{ALLOW view All}]()\n[{DENY view Bob}]()"),
 ];
 
 /// An entity declared only by the pages of ACL pattern `a`, whose name a public page mentions
@@ -75,11 +99,11 @@ impl Who {
         match self {
             Who::Anonymous => false,
             Who::NoPrincipals => pattern == 'g',
-            Who::Alice => "afg".contains(pattern),
-            Who::Bob => "dhg".contains(pattern),
-            Who::Engineering => "bhg".contains(pattern),
-            Who::Operators => "cg".contains(pattern),
-            Who::Finance => "fg".contains(pattern),
+            Who::Alice => "afgioq".contains(pattern),
+            Who::Bob => "dhgmt".contains(pattern),
+            Who::Engineering => "bhgkpu".contains(pattern),
+            Who::Operators => "cgjns".contains(pattern),
+            Who::Finance => "fgjlr".contains(pattern),
             Who::Admin => true,
         }
     }
@@ -411,12 +435,11 @@ fn tool_args(name: &str) -> Vec<Value> {
     let per_page = |f: &dyn Fn(&Gen) -> Value| -> Vec<Value> { r.iter().step_by(5).map(|p| f(p)).collect() };
     let mut out = match name {
         "assemble_bundle" => vec![json!({ "query": "ledger publishing shard retrieval" }), json!({ "query": "engine figures secret", "k": 20 })],
-        "get_briefing" => vec![
-            json!({ "pins": slugs[..25], "budget": 24000 }),
-            json!({ "pins": ids[..25] }),
-            json!({ "clusters": vaults, "prompt": "ledger publishing", "budget": 24000 }),
-            json!({ "clusters": ["commons"], "budget": 24000 }),
-        ],
+        "get_briefing" => {
+            let mut v = vec![json!({ "pins": slugs[..25], "budget": 24000 }), json!({ "pins": ids[..25] }), json!({ "clusters": ["commons"], "budget": 24000 })];
+            v.extend(vaults.chunks(10).map(|chunk| json!({ "clusters": chunk, "prompt": "ledger publishing", "budget": 24000 })));
+            v
+        }
         "retrieve_context" => vec![json!({ "query": "ledger publishing shard retrieval", "maxPages": 20, "chunksPerPage": 5 })],
         "read_pages" => vec![json!({ "slugs": slugs[..20] }), json!({ "slugs": slugs[20..40] })],
         "get_page" => per_page(&|p| json!({ "slug": p.slug })),
@@ -460,17 +483,45 @@ fn tool_args(name: &str) -> Vec<Value> {
 #[test]
 fn the_generated_corpus_has_the_intended_visibility() {
     let f = fixture();
-    assert_eq!(f.pages.len(), 60);
+    assert_eq!(f.pages.len(), PUBLIC_PAGES + RESTRICTED_PAGES);
     let reader = open(&f.index);
     let table = block_on(reader.pages()).unwrap();
-    assert_eq!(table.pages.len(), 60);
+    assert_eq!(table.pages.len(), PUBLIC_PAGES + RESTRICTED_PAGES);
     for who in EVERYONE {
         let principals: Vec<String> = who.principals().iter().map(|s| s.to_string()).collect();
         let caller = if who == Who::Anonymous { Caller::anonymous() } else { Caller::for_key(&principals, None) };
+        for p in &f.pages {
+            let record = table.by_slug(&p.slug).unwrap();
+            let markup = p.pattern.map_or("", |l| PATTERNS.iter().find(|(m, _)| *m == l).unwrap().1);
+            assert_eq!(caller.can_view(record), p.pattern.is_none_or(|l| who.sees(l)), "{who:?} viewing {} ({markup:?})", p.slug);
+        }
         let actual = table.pages.iter().filter(|p| caller.can_view(p)).count();
         assert_eq!(actual, visible(who).len(), "{who:?}");
     }
     assert_eq!(visible(Who::Anonymous).len(), PUBLIC_PAGES);
+    assert!(PATTERNS.iter().all(|(l, _)| restricted().filter(|p| p.pattern == Some(*l)).count() == 2), "two pages per pattern");
+}
+
+/// The bug this guards against: a page whose only ACL sat in an HTML comment was compiled as
+/// public (the compiler scanned the body after HTML blocks, comments included, were reduced to
+/// text), so every surface served it to everyone.
+#[test]
+fn acl_inside_html_comment_restricts_the_page() {
+    // Written out by hand: who may read the pages whose ACL sits in a comment.
+    let readers = [('i', vec![Who::Alice, Who::Admin]), ('j', vec![Who::Operators, Who::Finance, Who::Admin])];
+    for (letter, readers) in readers {
+        for page in restricted().filter(|p| p.pattern == Some(letter)) {
+            let pin = format!("/api/briefing?pins={}&budget=24000", page.slug);
+            let bundle = format!("/api/bundle?q={}+ledger&mode=lexical", page.secret);
+            for who in EVERYONE {
+                // Each answer is searched for a name of the page the request did not carry.
+                let body = |r: Response| String::from_utf8_lossy(&r.body).into_owned();
+                let shown = vec![body(rest(who, &pin)).contains(&page.secret), body(rest(who, &bundle)).contains(&page.slug)];
+                let reads = readers.contains(&who);
+                assert_eq!(shown, vec![reads, reads], "{who:?} on {} (pattern {letter}: briefing pin, bundle)", page.slug);
+            }
+        }
+    }
 }
 
 #[test]
@@ -482,9 +533,13 @@ fn no_rest_route_leaks() {
         "/api/bundle?q=engine+figures+secret&mode=lexical".into(),
         "/api/bundle?q=ledger+publishing&debug=rankings&k=1000".into(),
         "/api/briefing?clusters=commons&budget=24000".into(),
-        format!("/api/briefing?clusters={}&prompt=ledger&budget=24000", PATTERNS.iter().map(|(l, _)| format!("zorbvault{l}")).collect::<Vec<_>>().join(",")),
         "/api/briefing?prompt=ledger+publishing&budget=24000&format=md".into(),
     ];
+    // Ten clusters per briefing (its limit).
+    let vaults: Vec<String> = PATTERNS.iter().map(|(l, _)| format!("zorbvault{l}")).collect();
+    for chunk in vaults.chunks(10) {
+        targets.push(format!("/api/briefing?clusters={}&prompt=ledger&budget=24000", chunk.join(",")));
+    }
     for chunk in r.chunks(20) {
         let pins: Vec<&str> = chunk.iter().map(|p| p.slug.as_str()).collect();
         targets.push(format!("/api/briefing?pins={}&budget=24000", pins.join(",")));
@@ -541,7 +596,7 @@ fn find_similar_ranks_over_what_the_caller_may_see() {
 fn restricted_pages_look_exactly_like_missing_ones() {
     // Admin only, and a marker no other page's marker stems to ("zorbae" and "zorbas" both stem
     // to "zorba", so a query for one legitimately finds the other).
-    let page = restricted().find(|p| p.pattern == Some('e') && p.marker.ends_with('k')).unwrap();
+    let page = restricted().find(|p| p.pattern == Some('e') && p.marker == "zorbbb").unwrap();
     let ghost_slug = format!("Zorbzz{}", &page.slug[6..]);
     let ghost_id = format!("01KZ{:022}", 999_999);
     assert_eq!(ghost_slug.len(), page.slug.len());
