@@ -130,7 +130,7 @@ pub mod mutation {
     }
 
     /// Every mutation with its name on the command line.
-    pub const ALL: [(&str, Mutation); 7] = [
+    pub const ALL: [(&str, Mutation); 8] = [
         ("rest-bundles", Mutation::RestBundles),
         ("mcp-tools", Mutation::McpTools),
         ("graph", Mutation::Graph),
