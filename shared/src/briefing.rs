@@ -170,13 +170,7 @@ pub async fn assemble_briefing<S: ShardStore>(
         match assemble_bundle(reader, &bundle_request, bundle_config, caller).await {
             // A damaged or unreadable shard is the deployment's problem: report it (503)
             // rather than serve a briefing silently missing its prompt sections.
-            Err(
-                e @ (Error::MissingShard { .. }
-                | Error::ShardHashMismatch { .. }
-                | Error::UnsupportedFormat { .. }
-                | Error::Decode { .. }
-                | Error::StoreUnavailable { .. }),
-            ) => return Err(e),
+            Err(e) if e.is_index_fault() => return Err(e),
             Err(_) => warnings.push("bundle assembly failed; briefing degraded to pins/clusters".into()),
             Ok(bundle) => {
                 let mut ordered = bundle.sections.clone();

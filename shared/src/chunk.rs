@@ -31,11 +31,10 @@
 //!   joins it, adopts that section's heading path (so a two-word preamble never hides the
 //!   first real section under the page title). At the end of the page any residue becomes
 //!   a chunk.
-//! * **Overlap.** When two consecutive chunks share a heading path, the last
+//! * **Overlap.** When two consecutive chunks share a heading path, a tail of at most
 //!   `overlap_tokens × 4` UTF-16 units of the previous chunk's own text (never its
-//!   overlap) plus a blank line are prepended to the next one, so a fact straddling the
-//!   boundary appears whole in one chunk. The tail may begin mid-word. `overlap_tokens = 0`
-//!   disables it.
+//!   overlap) plus a blank line is prepended to the next one, so a fact straddling the
+//!   boundary appears whole in one chunk. `overlap_tokens = 0` disables it.
 //! * [`Chunk::content_hash`] is the first 16 hex digits of SHA-256 over the heading path
 //!   joined with U+0000, a `\n`, and the chunk text, so equal text under different
 //!   headings hashes differently.
@@ -70,6 +69,12 @@
 //! * **Thematic breaks** (`---`, `***`) carry no content and are dropped.
 //! * **Text the parser produces no block for** (link reference definitions such as
 //!   `[id]: https://…`) is kept as ordinary prose, so no page text is silently lost.
+//! * **Overlap never starts mid-word.** The reference cuts the tail at a character offset,
+//!   so sections could begin "t least the strong threshold…". The tail is the longest
+//!   suffix within the budget that begins a sentence (the splitter's rule) or a paragraph
+//!   if it keeps at least half the budget, else the longest that begins a word (just after
+//!   whitespace); when not even the last word fits (a long URL or blob), the chunk gets no
+//!   overlap.
 //! * `max_tokens = 0` is treated as 1 so that splitting always makes progress.
 //! * A page made only of headings yields no chunks.
 
@@ -765,21 +770,83 @@ fn apply_overlap_and_finish(drafts: &[DraftChunk], overlap_tokens: usize) -> Vec
     let mut previous: Option<&DraftChunk> = None;
     let mut chunks = Vec::with_capacity(drafts.len());
     for (position, draft) in drafts.iter().enumerate() {
-        let text = match previous {
+        let tail = match previous {
             Some(prev) if overlap_units > 0 && prev.heading_path == draft.heading_path => {
-                format!(
-                    "{}{BLOCK_SEPARATOR}{}",
-                    utf16_tail(&prev.text, overlap_units),
-                    draft.text
-                )
+                overlap_tail(&prev.text, overlap_units)
             }
-            _ => draft.text.clone(),
+            _ => "",
+        };
+        let text = if tail.is_empty() {
+            draft.text.clone()
+        } else {
+            format!("{tail}{BLOCK_SEPARATOR}{}", draft.text)
         };
         let index = u32::try_from(position).unwrap_or(u32::MAX);
         chunks.push(build_chunk(index, draft.heading_path.clone(), text));
         previous = Some(draft);
     }
     chunks
+}
+
+/// The overlap carried from a chunk's own text into the next chunk: a suffix of `text` of at
+/// most `max_units` UTF-16 units that never begins inside a word. The longest such suffix
+/// that begins a sentence (by the splitter's rule, [`sentence_segments`]) or a paragraph
+/// when it keeps at least half the budget; else the longest that begins a word (offset 0,
+/// or just after whitespace); empty when not even the last word fits (a long URL, a blob,
+/// unspaced script).
+fn overlap_tail(text: &str, max_units: usize) -> &str {
+    let window = utf16_tail(text, max_units);
+    let earliest = text.len() - window.len();
+    if earliest == 0 {
+        return text;
+    }
+    let sentence_start = sentence_segments(text, 0..text.len())
+        .into_iter()
+        .map(|sentence| sentence.start)
+        .find(|&start| start >= earliest);
+    let start = match (sentence_start, paragraph_start_from(text, earliest)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    if let Some(tail) = start.and_then(|start| text.get(start..)) {
+        if utf16_len(tail).saturating_mul(2) >= max_units {
+            return tail;
+        }
+    }
+    let after_whitespace = text
+        .get(..earliest)
+        .and_then(|before| before.chars().next_back())
+        .is_some_and(char::is_whitespace);
+    let mut word_start = None;
+    let mut in_whitespace = after_whitespace;
+    for (index, c) in window.char_indices() {
+        if c.is_whitespace() {
+            in_whitespace = true;
+        } else if in_whitespace {
+            word_start = Some(index);
+            break;
+        }
+    }
+    word_start
+        .and_then(|start| window.get(start..))
+        .unwrap_or_default()
+}
+
+/// The first offset at or after `from` where a paragraph begins (the first character after a
+/// blank line).
+fn paragraph_start_from(text: &str, from: usize) -> Option<usize> {
+    let mut line_breaks = 0;
+    for (index, c) in text.char_indices() {
+        if c == '\n' {
+            line_breaks += 1;
+        } else if !c.is_whitespace() {
+            if line_breaks >= 2 && index >= from {
+                return Some(index);
+            }
+            line_breaks = 0;
+        }
+    }
+    None
 }
 
 /// The longest suffix of `text` of at most `max_units` UTF-16 units that starts on a

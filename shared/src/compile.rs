@@ -25,7 +25,7 @@ use crate::html::{html_title, html_to_text, reduce_html_blocks};
 use crate::lexical::{LexicalIndexBuilder, SectionKey, TermEntry, TermPartition};
 use crate::links::link_targets;
 use crate::manifest::{BuildStats, Manifest};
-use crate::page::{derived_canonical_id, is_valid_ulid, slug_from_file_name, split_frontmatter, Frontmatter};
+use crate::page::{derived_canonical_id, is_usable_canonical_id, is_valid_ulid, slug_from_file_name, split_frontmatter, Frontmatter, MAX_CANONICAL_ID_CHARS};
 use crate::shard::{content_defined_partitions, encode_blob, encode_shard, EncodedShard, Pointer, ShardKind};
 use crate::spine::{ConflictKind, PageFacts, Spine};
 use crate::tokens::estimate_tokens;
@@ -855,10 +855,14 @@ fn page_acl(source: &SourcePage, is_html: bool, warnings: &mut Vec<BuildWarning>
     scan.into_acl()
 }
 
-/// Authored ids that are valid ULIDs and unique are kept (on a duplicate, the
-/// lexicographically lowest slug keeps it); every other page gets its derived id.
+/// Every page's canonical id, with whether it is the authored one. An authored id is kept as
+/// written when it is usable ([`is_usable_canonical_id`]: it need not be a ULID, the wiki's
+/// `cite://` links and relations use it as written; one that is not a ULID is kept with a
+/// `MALFORMED_CANONICAL_ID` warning) and unique (on a duplicate, the lexicographically lowest
+/// slug keeps it). Every other page — no id, an unusable one, the losers of a duplicate — gets
+/// its derived id, with a warning.
 fn resolve_canonical_ids(pages: &[ParsedPage], warnings: &mut Vec<BuildWarning>) -> Vec<(String, bool)> {
-    // Report every authored id (valid or not) that more than one page carries.
+    // Report every authored id (usable or not) that more than one page carries.
     let mut carriers: BTreeMap<&str, Vec<&ParsedPage>> = BTreeMap::new();
     for page in pages {
         if let Some(id) = page.frontmatter.canonical_id.as_deref() {
@@ -871,13 +875,13 @@ fn resolve_canonical_ids(pages: &[ParsedPage], warnings: &mut Vec<BuildWarning>)
             kind: "DUPLICATE_CANONICAL_ID".into(),
             file: shared_by.first().map(|p| p.file_name.clone()),
             line: None,
-            message: format!("canonical_id {id} is carried by {} pages: {}", slugs.len(), slugs.join(", ")),
+            message: format!("canonical_id {} is carried by {} pages: {}", shown_id(id), slugs.len(), slugs.join(", ")),
         });
     }
     let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
     let mut taken: BTreeSet<String> = BTreeSet::new();
     for page in pages {
-        if let Some(id) = page.frontmatter.canonical_id.as_deref().filter(|id| is_valid_ulid(id)) {
+        if let Some(id) = page.frontmatter.canonical_id.as_deref().filter(|id| is_usable_canonical_id(id)) {
             owners.entry(id).or_insert(page.slug.as_str());
             taken.insert(id.to_string());
         }
@@ -895,45 +899,48 @@ fn resolve_canonical_ids(pages: &[ParsedPage], warnings: &mut Vec<BuildWarning>)
                 }
                 id
             };
+            let warn = |kind: &str, message: String| BuildWarning { kind: kind.into(), file: Some(page.file_name.clone()), line: None, message };
             match page.frontmatter.canonical_id.as_deref() {
                 None => {
                     let id = derived();
-                    warnings.push(BuildWarning {
-                        kind: "MISSING_CANONICAL_ID".into(),
-                        file: Some(page.file_name.clone()),
-                        line: None,
-                        message: format!("no canonical_id; using derived id {id}"),
-                    });
+                    warnings.push(warn("MISSING_CANONICAL_ID", format!("no canonical_id; using derived id {id}")));
                     (id, false)
                 }
-                Some(raw) if !is_valid_ulid(raw) => {
+                Some(raw) if !is_usable_canonical_id(raw) => {
                     let id = derived();
-                    warnings.push(BuildWarning {
-                        kind: "MALFORMED_CANONICAL_ID".into(),
-                        file: Some(page.file_name.clone()),
-                        line: None,
-                        message: format!("canonical_id '{raw}' is not a valid ULID; using derived id {id}"),
-                    });
+                    let rule = format!("1 to {MAX_CANONICAL_ID_CHARS} characters of A-Z a-z 0-9 - . _ ~");
+                    warnings.push(warn("MALFORMED_CANONICAL_ID", format!("canonical_id {} is not usable as an id ({rule}); using derived id {id}", shown_id(raw))));
+                    (id, false)
+                }
+                Some(raw) if owners.get(raw).copied() != Some(page.slug.as_str()) => {
+                    let owner = owners.get(raw).copied().unwrap_or_default();
+                    let id = derived();
+                    warnings.push(warn("DUPLICATE_CANONICAL_ID", format!("'{owner}' keeps canonical_id {raw}; this page gets derived id {id}")));
                     (id, false)
                 }
                 Some(raw) => {
-                    let owner = owners.get(raw).copied().unwrap_or("");
-                    if owner == page.slug {
-                        (raw.to_string(), true)
-                    } else {
-                        let id = derived();
-                        warnings.push(BuildWarning {
-                            kind: "DUPLICATE_CANONICAL_ID".into(),
-                            file: Some(page.file_name.clone()),
-                            line: None,
-                            message: format!("'{owner}' keeps canonical_id {raw}; this page gets derived id {id}"),
-                        });
-                        (id, false)
+                    if !is_valid_ulid(raw) {
+                        warnings.push(warn("MALFORMED_CANONICAL_ID", format!("canonical_id {raw} is not a valid ULID; kept as written")));
                     }
+                    (raw.to_string(), true)
                 }
             }
         })
         .collect()
+}
+
+/// An authored id as a warning shows it: as written when usable, else quoted, escaped, and
+/// cut after 80 characters.
+fn shown_id(raw: &str) -> String {
+    const SHOWN: usize = 80;
+    if is_usable_canonical_id(raw) {
+        return raw.to_string();
+    }
+    let mut shown: String = raw.chars().take(SHOWN).collect();
+    if raw.chars().nth(SHOWN).is_some() {
+        shown.push('…');
+    }
+    format!("{shown:?}")
 }
 
 #[cfg(test)]
@@ -1024,5 +1031,89 @@ mod acl_tests {
             "Typo.md:4: MALFORMED_ACL: malformed ACL directive: unknown action 'veiw' (expected view, comment, edit, modify, rename, \
              upload or delete, in lower case); the page is restricted to Admin until it is fixed"
         );
+    }
+}
+
+#[cfg(test)]
+mod canonical_id_tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::access::Caller;
+    use crate::mcp::{ToolHost, ToolOutcome};
+    use crate::reader::{IndexReader, MemoryStore, ShardCache};
+    use crate::tools::KnowledgeTools;
+
+    fn page(file: &str, id: Option<&str>, body: &str) -> SourcePage {
+        let id = id.map(|id| format!("canonical_id: '{id}'\n")).unwrap_or_default();
+        SourcePage { file_name: file.into(), text: format!("---\n{id}title: {file}\n---\n{body}"), git_version: None, updated: 0 }
+    }
+
+    fn warnings_for<'a>(index: &'a CompiledIndex, kind: &str, file: &str) -> Vec<&'a str> {
+        index.warnings.iter().filter(|w| w.kind == kind && w.file.as_deref() == Some(file)).map(|w| w.message.as_str()).collect()
+    }
+
+    /// `get_page_by_id` for `id`: the page's slug, or the tool's error.
+    fn page_by_id(reader: &IndexReader<MemoryStore>, id: &str) -> Result<String, String> {
+        let (bundle, briefing) = (crate::bundle::BundleConfig::default(), crate::briefing::BriefingConfig::default());
+        let tools = KnowledgeTools { reader, bundle: &bundle, briefing: &briefing };
+        match pollster::block_on(tools.call("get_page_by_id", &json!({ "id": id }), &Caller::anonymous())) {
+            ToolOutcome::Json(v) => Ok(v["slug"].as_str().unwrap_or_default().to_string()),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    /// Found on the real corpus: 18 authored ids that are not Crockford ULIDs (an I, L, O or U,
+    /// or 25 characters) were replaced by derived ids, so `get_page_by_id` with the id the
+    /// wiki's authors, relations and `cite://` links use found nothing.
+    #[test]
+    fn authored_ids_that_are_not_ulids_are_kept_not_replaced() {
+        let with_i = "01KQ0P44IN1TTBPRAC78X9P1V2";
+        let short = "01KQR44XMGA8E1E7GAT4AYV44";
+        let shared = "01KS6S8Z8QYAS6P09AM61S5E2O";
+        let pages = vec![
+            page("Alpha.md", Some(with_i), "# Alpha\n\nThe alpha section says hello world.\n"),
+            page("Short.md", Some(short), "# Short\n\nA page with a 25-character id.\n"),
+            page("Kept.md", Some(shared), "# Kept\n\nThe lowest slug keeps a shared id.\n"),
+            page("Loser.md", Some(shared), "# Loser\n\nThe other page gets a derived id.\n"),
+            page("Spaced.md", Some("not an id"), "# Spaced\n\nAn id with spaces cannot be kept.\n"),
+            page("Citing.md", None, &format!("# Citing\n\nSee [the greeting](cite://{with_i}/Alpha \"hello world\").\n")),
+        ];
+        let index = compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+        let reader = pollster::block_on(IndexReader::open(MemoryStore::from_compiled(&index), std::sync::Arc::new(ShardCache::default()))).expect("open");
+        let table = pollster::block_on(reader.pages()).expect("pages");
+        let record = |slug: &str| table.by_slug(slug).unwrap_or_else(|| panic!("{slug}"));
+
+        for (slug, id) in [("Alpha", with_i), ("Short", short), ("Kept", shared)] {
+            assert_eq!((record(slug).canonical_id.as_str(), record(slug).canonical_id_authored), (id, true), "{slug}");
+            assert_eq!(page_by_id(&reader, id), Ok(slug.to_string()));
+            let file = format!("{slug}.md");
+            assert_eq!(warnings_for(&index, "MALFORMED_CANONICAL_ID", &file), vec![format!("canonical_id {id} is not a valid ULID; kept as written")]);
+        }
+        assert_eq!(record("Loser").canonical_id, derived_canonical_id("Loser"));
+        assert!(!record("Loser").canonical_id_authored);
+        assert!(warnings_for(&index, "MALFORMED_CANONICAL_ID", "Loser.md").is_empty(), "the loser's id is not kept");
+        assert_eq!(
+            warnings_for(&index, "DUPLICATE_CANONICAL_ID", "Loser.md"),
+            vec![format!("'Kept' keeps canonical_id {shared}; this page gets derived id {}", derived_canonical_id("Loser"))]
+        );
+        assert_eq!(record("Spaced").canonical_id, derived_canonical_id("Spaced"));
+        let [spaced] = warnings_for(&index, "MALFORMED_CANONICAL_ID", "Spaced.md")[..] else { panic!("one warning for Spaced") };
+        assert!(spaced.starts_with("canonical_id \"not an id\" is not usable as an id (1 to 128 characters"), "{spaced}");
+        assert!(page_by_id(&reader, "not an id").is_err());
+
+        // The citation resolves to the page by its authored id.
+        let citations = pollster::block_on(reader.citations()).expect("citations");
+        let [citation] = citations.citations.as_slice() else { panic!("{:#?}", citations.citations) };
+        assert_eq!((citation.target_canonical_id.as_str(), citation.status), (with_i, CitationStatus::Current));
+    }
+
+    #[test]
+    fn an_unusable_id_is_shown_escaped_and_cut() {
+        let long = "x y".repeat(100);
+        let shown = shown_id(&long);
+        assert!(shown.starts_with("\"x yx y") && shown.ends_with("…\""), "{shown}");
+        assert_eq!(shown_id("tab\there"), "\"tab\\there\"");
+        assert_eq!(shown_id("01KQ0P44IN1TTBPRAC78X9P1V2"), "01KQ0P44IN1TTBPRAC78X9P1V2");
     }
 }

@@ -215,7 +215,7 @@ impl VectorPartition {
     fn check(&self) -> Result<()> {
         let dim = self.dim as usize;
         if self.scales.0.len() != dim || self.codes.0.len() != self.keys.len() * dim || self.card_codes.0.len() != self.card_keys.len() * dim {
-            return Err(Error::Invalid("vectors shard: codes/scales do not match its keys and dimension".into()));
+            return Err(Error::Decode { name: "vectors".into(), message: "codes/scales do not match its keys and dimension".into() });
         }
         Ok(())
     }
@@ -241,7 +241,7 @@ impl VectorPartition {
         self.check()?;
         let dim = self.dim as usize;
         if query.len() != dim {
-            return Err(Error::Invalid(format!("query vector has {} values, expected {dim}", query.len())));
+            return Err(Error::Decode { name: "vectors".into(), message: format!("the query vector has {} values, the shard {dim}", query.len()) });
         }
         let folded: Vec<f32> = query.iter().zip(&self.scales.0).map(|(q, s)| q * s).collect();
         let mut x = vec![0i16; dim];
@@ -359,7 +359,7 @@ pub async fn query_encoder<S: ShardStore>(reader: &IndexReader<S>) -> Result<Opt
             };
             Ok(Some(QueryEncoder::Lite(encoder)))
         }
-        other => Err(Error::Invalid(format!("unknown query-encoder profile '{other}' in the manifest"))),
+        other => Err(Error::Decode { name: "manifest".into(), message: format!("unknown query-encoder profile '{other}'") }),
     }
 }
 
@@ -403,7 +403,7 @@ pub async fn query_vector<S: ShardStore>(reader: &IndexReader<S>, query: &str) -
     let Some(encoder) = encoder? else { return Ok(None) };
     let vector = embed_query(reader, &encoder, query).await?;
     if vector.len() != info.dim as usize {
-        return Err(Error::Encoder(format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim)));
+        return Err(Error::Decode { name: "vectors".into(), message: format!("the model gives {} dimensions, the vectors have {}", vector.len(), info.dim) });
     }
     Ok(Some(vector))
 }

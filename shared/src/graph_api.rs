@@ -41,12 +41,13 @@ pub fn is_graph_path(path: &str) -> bool {
     path == "/sparql" || path == "/api/graph/clusters" || path.starts_with("/api/graph/")
 }
 
+/// An index fault is a 503 as on every REST route ([`crate::rest::unavailable`]); anything
+/// else reading the graph's shards is a 500.
 fn index_error(e: &Error) -> Response {
-    match e {
-        Error::MissingShard { .. } | Error::ShardHashMismatch { .. } | Error::UnsupportedFormat { .. } | Error::Decode { .. } => {
-            Response::error(503, &format!("index unavailable: {e}"))
-        }
-        _ => Response::error(500, "graph request failed"),
+    if e.is_index_fault() {
+        crate::rest::unavailable(e)
+    } else {
+        Response::error(500, "graph request failed")
     }
 }
 
@@ -91,11 +92,12 @@ pub async fn handle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, p
         return Response::error(404, "not found");
     };
     match tools.call_graph_tool(tool, &args, caller).await {
-        ToolOutcome::Json(v) => Response::json(200, &v),
-        ToolOutcome::Markdown(text) => Response::text(200, "text/plain; charset=UTF-8", text),
-        ToolOutcome::Error { message, .. } if message.starts_with("index unavailable") => Response::error(503, &message),
-        ToolOutcome::Error { message, .. } if message.starts_with("Node not found") => Response::error(404, &message),
-        ToolOutcome::Error { message, .. } => Response::error(400, &message),
+        Ok(ToolOutcome::Json(v)) => Response::json(200, &v),
+        Ok(ToolOutcome::Markdown(text)) => Response::text(200, "text/plain; charset=UTF-8", text),
+        Ok(ToolOutcome::Error { message, .. }) => Response::error(400, &message),
+        Err(e) if e.is_index_fault() => crate::rest::unavailable(&e),
+        Err(e @ Error::NotFound(_)) => Response::error(404, &e.to_string()),
+        Err(e) => Response::error(400, &e.to_string()),
     }
 }
 

@@ -228,7 +228,22 @@ pub fn is_valid_ulid(id: &str) -> bool {
         && id.as_bytes().first().is_some_and(|b| (b'0'..=b'7').contains(b))
 }
 
-/// The deterministic canonical id of a page that has no valid authored one (CONTRACT §3.4):
+/// Longest authored canonical id kept, in characters.
+pub const MAX_CANONICAL_ID_CHARS: usize = 128;
+
+/// Can an authored `canonical_id` (trimmed) be kept as the page's id? 1 to
+/// [`MAX_CANONICAL_ID_CHARS`] characters from the URI-unreserved set `A-Z a-z 0-9 - . _ ~`, at
+/// least one of them a letter or digit. The id is written unescaped into `cite://` links (where
+/// `/`, `)`, `"` and whitespace end it), page IRIs (`…/id/page/{id}`) and trimmed tool arguments,
+/// so nothing else survives all three. Every ULID qualifies; a usable id that is not a ULID is
+/// kept with a warning, the wiki's own links and citations use it.
+pub fn is_usable_canonical_id(id: &str) -> bool {
+    (1..=MAX_CANONICAL_ID_CHARS).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        && id.bytes().any(|b| b.is_ascii_alphanumeric())
+}
+
+/// The deterministic canonical id of a page that has no usable authored one (CONTRACT §3.4):
 /// the first 128 bits of SHA-256 over `wikantik:derived-canonical-id:` + slug, written as a
 /// ULID. It is stable across builds and machines for the same slug, and a valid ULID.
 pub fn derived_canonical_id(slug: &str) -> String {
@@ -342,6 +357,19 @@ mod tests {
         assert!(!is_valid_ulid("01KQ0P44QZYNK9BZ0FV5NQ9CFI")); // I
         assert!(!is_valid_ulid("81KQ0P44QZYNK9BZ0FV5NQ9CF8")); // overflows 128 bits
         assert!(!is_valid_ulid("01kq0p44qzynk9bz0fv5nq9cf8")); // lower case
+    }
+
+    #[test]
+    fn usable_canonical_ids_are_short_uri_unreserved_words() {
+        for id in ["01KQ0P44QZYNK9BZ0FV5NQ9CF8", "01KQ0P44QZYNK9BZ0FV5NQ9CF", "01KQ0P44QZYNK9BZ0FV5NQ9CFU", "adr-001", "a.b_c~d", "7"] {
+            assert!(is_usable_canonical_id(id), "{id}");
+        }
+        let longest = "A".repeat(MAX_CANONICAL_ID_CHARS);
+        assert!(is_usable_canonical_id(&longest));
+        for id in ["", "-", "..", "a b", "a/b", "a)b", "a\"b", "tab\there", "line\nbreak", "caf\u{e9}", "a:b", "a#b", "a?b", "a%20b"] {
+            assert!(!is_usable_canonical_id(id), "{id:?}");
+        }
+        assert!(!is_usable_canonical_id(&format!("{longest}A")));
     }
 
     #[test]

@@ -114,20 +114,10 @@ async fn health<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>) -> Respo
     }
 }
 
-/// A shard problem is the deployment's, not the caller's: 503 naming the shard.
-fn unavailable(e: &Error) -> Response {
-    Response::error(503, &format!("index unavailable: {e}"))
-}
-
-fn is_index_error(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::MissingShard { .. }
-            | Error::ShardHashMismatch { .. }
-            | Error::UnsupportedFormat { .. }
-            | Error::Decode { .. }
-            | Error::StoreUnavailable { .. }
-    )
+/// An index fault ([`Error::is_index_fault`]) is the deployment's, not the caller's: 503
+/// naming the object. The graph and SPARQL routes answer the same.
+pub(crate) fn unavailable(e: &Error) -> Response {
+    Response::error(503, &e.index_unavailable())
 }
 
 /// `Integer.parseInt(trim)` semantics: optional sign, decimal digits, i32 range.
@@ -153,7 +143,7 @@ async fn bundle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, confi
         let depth = param(request, "k").and_then(|k| parse_int(&k)).filter(|k| *k > 0).map_or(500, |k| k as usize);
         return match rankings(reader, &query, &config.bundle, caller, depth.min(1000)).await {
             Ok(r) => Response::json(200, &r),
-            Err(e) if is_index_error(&e) => unavailable(&e),
+            Err(e) if e.is_index_fault() => unavailable(&e),
             Err(_) => Response::error(500, "bundle assembly failed"),
         };
     }
@@ -174,7 +164,7 @@ async fn bundle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, confi
     let bundle_request = BundleRequest { query, mode, k, budget };
     match assemble_bundle(reader, &bundle_request, &config.bundle, caller).await {
         Ok(b) => Response::json(200, &b),
-        Err(e) if is_index_error(&e) => unavailable(&e),
+        Err(e) if e.is_index_fault() => unavailable(&e),
         Err(_) => Response::error(500, "bundle assembly failed"),
     }
 }
@@ -216,7 +206,7 @@ async fn briefing<S: ShardStore>(reader: &IndexReader<S>, request: &Request, con
     match assemble_briefing(reader, &briefing_request, &config.briefing, &config.bundle, caller).await {
         Ok(b) if markdown => Response::text(200, "text/markdown; charset=UTF-8", render_markdown(&b)),
         Ok(b) => Response::json(200, &b),
-        Err(e) if is_index_error(&e) => unavailable(&e),
+        Err(e) if e.is_index_fault() => unavailable(&e),
         Err(_) => Response::error(500, "briefing assembly failed"),
     }
 }

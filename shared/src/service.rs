@@ -77,7 +77,7 @@ pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, requ
 #[cfg(feature = "mcp")]
 async fn mcp_handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, request: &Request, config: &ServiceConfig) -> Response {
     match reader {
-        Err(e) => Response::error(503, &format!("index unavailable: {e}")),
+        Err(e) => Response::error(503, &e.index_unavailable()),
         Ok(reader) => {
             let tools = KnowledgeTools { reader, bundle: &config.rest.bundle, briefing: &config.rest.briefing };
             mcp::handle(request, &tools, &config.mcp).await.with_header(INDEX_HEADER, reader.build_id())

@@ -1,9 +1,10 @@
 //! Fault injection on the shard store (issue 9, part 2). Every object of the sample wiki's
 //! index is in turn missing, truncated, flipped by one byte, unreadable (a store error) or
 //! slow; a pointer names a missing manifest; a publish stops halfway. For each, every REST route
-//! and a spread of MCP tools answer either exactly what a clean build answers, or a 503 (MCP:
-//! a tool error) naming the damaged object — never different or mixed data — and a host that
-//! already serves a build keeps serving it. An interrupted publish re-runs to completion.
+//! (the graph routes and `/sparql` included) and every MCP tool answer either exactly what a
+//! clean build answers, or a 503 `index unavailable: …` (MCP: a tool error with that text)
+//! naming the damaged object — never a 500, different or mixed data — and a host that already
+//! serves a build keeps serving it. An interrupted publish re-runs to completion.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use wikantik_index_builder::publish::{publish, BuildObjects, PublishOptions};
 use wikantik_index_builder::store::LocalStore;
 use wikantik_native::DirStore;
 use wikantik_tests::faults::{Fault, FaultStore};
-use wikantik_tests::{block_on, compile_dir, sample_wiki, scratch};
+use wikantik_tests::{block_on, compile_dir, compile_dir_with_vectors, sample_wiki, scratch};
 
 fn config() -> ServiceConfig {
     let mcp = McpConfig { access: AccessConfig { keys: KeyRing::empty(), allow_unrestricted: true }, ..McpConfig::default() };
@@ -36,8 +37,18 @@ fn mcp(tool: &str, args: Value) -> Request {
         .with_body(serde_json::to_vec(&body).unwrap())
 }
 
-/// The probes: every REST route (with its variants) and MCP tools touching every shard kind.
-fn probes() -> Vec<(String, Request)> {
+/// A SPARQL query over the pages' triples.
+const SPARQL: &str = "SELECT ?p ?u WHERE { ?p schema:url ?u } ORDER BY ?u LIMIT 5";
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// The REST probes: every route with its variants, the graph routes and `/sparql` included.
+fn rest_probes() -> Vec<(String, Request)> {
+    let sparql = format!("/sparql?query={}", urlencode(SPARQL));
     let mut probes: Vec<(String, Request)> = [
         "/health",
         "/api/bundle?q=how+do+I+publish+a+new+index",
@@ -45,10 +56,23 @@ fn probes() -> Vec<(String, Request)> {
         "/api/bundle?q=shard+format&debug=rankings",
         "/api/briefing?clusters=retrieval&prompt=coverage+confidence&budget=2000",
         "/api/briefing?pins=HybridFusion,Glossary&format=md",
+        "/api/graph/pages/HybridFusion/neighbours?direction=both&depth=2",
+        "/api/graph/clusters",
+        "/api/graph/clusters/retrieval",
+        "/api/graph/kg/nodes/HybridFusion",
+        "/api/graph/kg/traverse?start=HybridFusion&max_depth=2",
+        sparql.as_str(),
     ]
     .iter()
     .map(|t| (t.to_string(), Request::new("GET", t)))
     .collect();
+    let post = Request::new("POST", "/sparql").with_header("content-type", "application/sparql-query").with_body(SPARQL);
+    probes.push(("POST /sparql".to_string(), post));
+    probes
+}
+
+/// One call of every MCP tool of the catalogue.
+fn tool_probes() -> Vec<(String, Request)> {
     let tools = [
         ("assemble_bundle", json!({ "query": "how do I publish a new index" })),
         ("get_briefing", json!({ "clusters": ["retrieval"], "prompt": "coverage confidence", "budget": 2000 })),
@@ -56,16 +80,32 @@ fn probes() -> Vec<(String, Request)> {
         ("read_pages", json!({ "slugs": ["Glossary", "ShardFormat"] })),
         ("get_page", json!({ "slug": "HybridFusion" })),
         ("list_pages", json!({ "cluster": "retrieval", "limit": 10 })),
+        ("list_metadata_values", json!({ "field": "tags" })),
+        ("list_clusters", json!({})),
         ("list_tags", json!({ "limit": 5 })),
+        ("list_pages_by_filter", json!({ "cluster": "retrieval" })),
+        ("get_page_by_id", json!({ "id": "01KX2SAGHAAK5XQN2DEMBDJAC9" })),
         ("get_page_for_agent", json!({ "canonical_id": "01KX2SAGHAAK5XQN2DEMBDJAC9" })),
         ("list_stale_citations", json!({})),
+        ("discover_schema", json!({})),
+        ("query_nodes", json!({ "limit": 5 })),
+        ("get_node", json!({ "node": "HybridFusion" })),
         ("traverse", json!({ "start_node": "HybridFusion", "max_depth": 1 })),
         ("search_knowledge", json!({ "query": "fusion" })),
         ("find_similar", json!({ "node": "HybridFusion", "limit": 3 })),
+        ("get_ontology", json!({})),
+        ("sparql_query", json!({ "query": SPARQL, "format": "compact" })),
     ];
-    probes.extend(tools.into_iter().map(|(name, args)| (format!("mcp {name}"), mcp(name, args))));
-    probes
+    tools.into_iter().map(|(name, args)| (format!("mcp {name}"), mcp(name, args))).collect()
 }
+
+/// The probes: every REST route (with its variants) and every MCP tool.
+fn probes() -> Vec<(String, Request)> {
+    rest_probes().into_iter().chain(tool_probes()).collect()
+}
+
+/// Tools that read no shard (their answer is the same with or without a store).
+const READS_NOTHING: [&str; 1] = ["mcp get_ontology"];
 
 fn serve<S: ShardStore>(reader: Result<&IndexReader<S>, &wikantik::Error>, request: &Request) -> Response {
     block_on(handle(reader, request, &config()))
@@ -94,29 +134,38 @@ enum Verdict {
     Unavailable,
 }
 
+/// The error text of an answer that reports an index fault, if it is one: a REST 503
+/// `{"error": "index unavailable: …"}` (`/health`: `{"status": "unavailable", "error": …}`),
+/// or an MCP tool result with `isError` whose envelope says `index unavailable: …`.
+fn unavailable_message(probe: &str, got: &Response) -> Option<String> {
+    let reply: Value = serde_json::from_slice(&got.body).ok()?;
+    if got.status == 503 {
+        let message = reply["error"].as_str()?;
+        let named = if probe == "/health" { reply["status"] == "unavailable" } else { message.starts_with("index unavailable: ") };
+        return named.then(|| message.to_string());
+    }
+    if got.status == 200 && probe.starts_with("mcp ") && reply["result"]["isError"] == true {
+        let text = reply["result"]["content"][0]["text"].as_str()?;
+        let envelope: Value = serde_json::from_str(text).ok()?;
+        let message = envelope["error"].as_str()?;
+        return message.starts_with("index unavailable: ").then(|| message.to_string());
+    }
+    None
+}
+
 fn judge(probe: &str, object: &str, fault: Fault, clean: &Response, got: &Response) -> Verdict {
     if got == clean {
         return Verdict::Clean;
     }
-    let text = body_text(got);
-    // REST and MCP say "index unavailable: …"; /health says {"status":"unavailable","error":…}.
-    if got.status == 503 && text.contains(object) && text.contains("unavailable") {
+    if unavailable_message(probe, got).is_some_and(|m| m.contains(object)) {
         return Verdict::Unavailable;
-    }
-    if got.status == 200 && probe.starts_with("mcp ") {
-        let reply: Value = serde_json::from_slice(&got.body).expect("MCP reply is JSON");
-        let result = &reply["result"];
-        let message = result["content"][0]["text"].as_str().unwrap_or_default();
-        if result["isError"] == true && message.contains(object) && message.contains("index unavailable") {
-            return Verdict::Unavailable;
-        }
     }
     panic!(
         "{probe} with {object} {fault:?}: neither the clean answer nor a 503 naming the object.\nclean {}: {}\ngot {}: {}",
         clean.status,
         body_text(clean).chars().take(400).collect::<String>(),
         got.status,
-        text.chars().take(600).collect::<String>()
+        body_text(got).chars().take(600).collect::<String>()
     );
 }
 
@@ -343,4 +392,43 @@ fn a_damaged_terms_shard_makes_a_prompted_briefing_503_not_a_silent_degrade() {
     let text = body_text(&r);
     assert!(terms.iter().any(|t| text.contains(t.as_str())), "{text}");
     assert!(text.contains("is corrupt"), "{text}");
+}
+
+/// Found by issue 15: with the shard store failing, `/api/bundle` answered 503 but the graph
+/// routes answered 500 "graph request failed" (their copy of the index-fault classification
+/// missed the store error). With every shard unreadable, or missing, after the index opened,
+/// every REST route, graph route, `/sparql` and MCP tool answers 503 `index unavailable: …`
+/// (MCP: a tool error with that text) naming a shard, never a 500 or partial data.
+#[test]
+fn graph_routes_answer_503_when_the_store_fails() {
+    let compiled = compile_dir_with_vectors(&sample_wiki());
+    let store = MemoryStore::from_compiled(&compiled);
+    let shards: Vec<String> = compiled.manifest.shards.iter().map(|s| s.name.clone()).collect();
+    let catalogue: Vec<String> = wikantik::mcp::catalog::tools().iter().map(|t| format!("mcp {}", t.name)).collect();
+    let probed: Vec<String> = tool_probes().into_iter().map(|(p, _)| p).collect();
+    assert_eq!(probed, catalogue, "every MCP tool of the catalogue is probed, in its order");
+    let clean_reader = open_fresh(store.clone()).expect("clean build opens");
+    for fault in [Fault::StoreError, Fault::Missing] {
+        let faulty = FaultStore::new(store.clone());
+        let reader = open_fresh(faulty.clone()).expect("the index opens while the store is up");
+        for name in &shards {
+            faulty.inject(name, fault);
+        }
+        for (probe, request) in probes() {
+            let got = serve(Ok(&reader), &request);
+            assert_ne!(got.status, 500, "{probe} {fault:?}: {}", body_text(&got));
+            if READS_NOTHING.contains(&probe.as_str()) {
+                assert_eq!(got, serve(Ok(&clean_reader), &request), "{probe} {fault:?} reads no shard");
+                continue;
+            }
+            let Some(message) = unavailable_message(&probe, &got) else {
+                panic!("{probe} {fault:?}: not an index-unavailable answer: {} {}", got.status, body_text(&got));
+            };
+            assert!(shards.iter().any(|s| message.contains(s.as_str())), "{probe} {fault:?} names a shard: {message}");
+            if fault == Fault::StoreError {
+                assert!(message.contains("cannot be read from the store"), "{probe}: {message}");
+                assert!(!body_text(&got).contains("injected storage failure"), "{probe}: the store's own message leaked");
+            }
+        }
+    }
 }

@@ -387,8 +387,9 @@ fn overlap_prepends_the_previous_chunks_tail_within_a_section() {
     for (previous, (current, current_plain)) in
         plain.iter().zip(overlapped.iter().zip(&plain).skip(1))
     {
-        let tail = utf16_tail(&previous.text, 40);
-        assert_eq!(tail.len(), 40);
+        // The last whole sentence fits the 40-unit budget.
+        let tail = overlap_tail(&previous.text, 40);
+        assert_eq!(tail, "Alpha sentence number here is present.");
         assert_eq!(current.text, format!("{tail}\n\n{}", current_plain.text));
         assert_eq!(current.char_count, utf16_len(&current.text));
         assert_eq!(current.token_estimate, estimate_tokens(&current.text));
@@ -412,10 +413,76 @@ fn overlap_zero_is_an_exact_no_op() {
         texts(&chunks),
         drafts.iter().map(|d| d.text.as_str()).collect::<Vec<_>>()
     );
-    for pair in chunks.windows(2) {
-        let [previous, current] = pair else { continue };
-        assert!(!current.text.starts_with(utf16_tail(&previous.text, 40)));
+}
+
+/// The tail the issue showed, cut at a character offset, began "t least the strong…".
+const COVERAGE_RULE: &str = "Coverage is reported per bundle. The bundle is strong when the top similarity reaches at least the strong threshold and three or more sections survive.";
+
+/// Is `tail` a suffix of `text` that begins at offset 0 or just after whitespace?
+fn starts_on_a_word(text: &str, tail: &str) -> bool {
+    let Some(before) = text.strip_suffix(tail) else {
+        return false;
+    };
+    before.is_empty() || before.ends_with(char::is_whitespace)
+}
+
+#[test]
+fn sections_never_start_mid_word() {
+    // The last sentence is longer than the budget: the tail starts at the first whole word.
+    let tail = overlap_tail(COVERAGE_RULE, 64);
+    assert_eq!(utf16_tail(COVERAGE_RULE, 64), "t least the strong threshold and three or more sections survive.", "the character-offset tail");
+    assert_eq!(tail, "least the strong threshold and three or more sections survive.");
+    assert!(starts_on_a_word(COVERAGE_RULE, tail));
+    // The budget holds the last sentence: the tail is that sentence.
+    assert_eq!(
+        overlap_tail(COVERAGE_RULE, 130),
+        "The bundle is strong when the top similarity reaches at least the strong threshold and three or more sections survive."
+    );
+    // The whole text fits: all of it.
+    assert_eq!(overlap_tail(COVERAGE_RULE, 1_000), COVERAGE_RULE);
+
+    // Through the chunker with the production overlap (40 tokens = 160 UTF-16 units).
+    let config = ChunkerConfig { max_tokens: 60, merge_forward_tokens: 8, fragment_floor_tokens: 0, overlap_tokens: 40 };
+    let body = format!("# Coverage\n\n{}", format!("{COVERAGE_RULE} ").repeat(12));
+    let chunks = chunk_body(&body, &config);
+    let drafts = draft_chunks(&body, &config);
+    assert!(chunks.len() >= 3);
+    for (i, chunk) in chunks.iter().enumerate().skip(1) {
+        let tail = chunk.text.strip_suffix(drafts[i].text.as_str()).and_then(|t| t.strip_suffix("\n\n"));
+        let Some(tail) = tail else { panic!("chunk {i} carries an overlap: {:?}", chunk.text) };
+        assert!(starts_on_a_word(&drafts[i - 1].text, tail), "chunk {i} begins mid-word: {tail:?}");
+        assert!(tail.starts_with(char::is_uppercase), "a whole sentence fits the budget: {tail:?}");
     }
+}
+
+#[test]
+fn a_short_last_sentence_gives_way_to_a_longer_word_tail() {
+    // "Done." keeps less than half the 80-unit budget: the tail begins at a word instead.
+    let text = "The publish step uploads every shard and then writes the pointer file last of all. Done.";
+    let tail = overlap_tail(text, 80);
+    assert!(tail.len() > "Done.".len() && utf16_len(tail) <= 80, "{tail:?}");
+    assert!(starts_on_a_word(text, tail), "{tail:?}");
+    assert_eq!(tail, "step uploads every shard and then writes the pointer file last of all. Done.");
+}
+
+#[test]
+fn a_paragraph_start_is_a_sentence_start() {
+    let text = "First paragraph without a final stop\n\nsecond paragraph, lower case, no stop";
+    assert_eq!(overlap_tail(text, 40), "second paragraph, lower case, no stop");
+}
+
+#[test]
+fn a_tail_with_no_word_start_in_the_budget_is_no_overlap() {
+    let blob = format!("see {}", "x".repeat(300));
+    assert_eq!(overlap_tail(&blob, 160), "");
+    assert_eq!(overlap_tail("", 160), "");
+    assert_eq!(overlap_tail("word", 0), "");
+    let config = ChunkerConfig { max_tokens: 10, merge_forward_tokens: 0, fragment_floor_tokens: 0, overlap_tokens: 5 };
+    let body = "y".repeat(400);
+    let chunks = chunk_body(&body, &config);
+    let drafts = draft_chunks(&body, &config);
+    assert!(chunks.len() > 1);
+    assert_eq!(texts(&chunks), drafts.iter().map(|d| d.text.as_str()).collect::<Vec<_>>(), "a cut blob carries no overlap");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -646,13 +713,17 @@ fn overlap_tail_never_splits_a_character() {
         fragment_floor_tokens: 0,
         overlap_tokens: 1,
     };
-    // Every char is a surrogate pair (2 UTF-16 units); the 4-unit tail holds 2 of them.
-    let body = "𝄞".repeat(60);
+    // Every char is a surrogate pair (2 UTF-16 units); the 4-unit tail holds the last
+    // two-character word.
+    let body = "𝄞𝄞 ".repeat(30);
     let chunks = chunk_body(&body, &config);
     assert!(chunks.len() > 1);
     for chunk in chunks.iter().skip(1) {
         assert!(chunk.text.starts_with("𝄞𝄞\n\n"), "{:?}", chunk.text);
     }
+    assert_eq!(overlap_tail("a 𝄞", 1), "");
+    assert_eq!(overlap_tail("a 𝄞", 2), "𝄞");
+    assert_eq!(overlap_tail("a𝄞", 2), "", "never the end of a word");
     assert_eq!(utf16_tail("a𝄞", 1), "");
     assert_eq!(utf16_tail("a𝄞", 2), "𝄞");
     assert_eq!(utf16_tail("a𝄞", 3), "a𝄞");
@@ -689,6 +760,16 @@ fn assert_invariants(body: &str, config: &ChunkerConfig) -> Vec<Chunk> {
         assert!(!chunk.text.trim().is_empty(), "empty chunk in {body:?}");
         assert_eq!(draft.text.trim(), draft.text);
         assert!(chunk.text.ends_with(&draft.text));
+        if chunk.text != draft.text {
+            // An overlap: a tail of the previous draft, within the budget, on a word start.
+            let tail = chunk.text.strip_suffix(draft.text.as_str()).and_then(|t| t.strip_suffix(BLOCK_SEPARATOR));
+            let previous = position.checked_sub(1).and_then(|p| drafts.get(p));
+            let (Some(tail), Some(previous)) = (tail, previous) else {
+                panic!("chunk {position} is neither its draft nor tail + draft in {body:?}")
+            };
+            assert!(utf16_len(tail) <= config.overlap_tokens.saturating_mul(4), "overlap over budget in {body:?}");
+            assert!(starts_on_a_word(&previous.text, tail), "overlap {tail:?} begins mid-word in {body:?}");
+        }
         assert!(
             draft.atomic || estimate_tokens(&draft.text) <= max_tokens,
             "prose chunk over max ({} > {max_tokens}) in {body:?}",
@@ -900,18 +981,19 @@ fn strip_frontmatter(file: &str) -> &str {
     file
 }
 
+/// The corpus directory (`WIKANTIK_CORPUS`, else beside the repository) and its `.md` files,
+/// sorted; `None`, after saying so, when it is not on this machine.
 #[cfg(not(target_arch = "wasm32"))]
-#[test]
-fn real_corpus_chunks_within_the_reference_ballpark() {
+fn corpus_files(test: &str) -> Option<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
     let directory = std::env::var_os("WIKANTIK_CORPUS").map(std::path::PathBuf::from).unwrap_or_else(|| {
         std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/wikantik-pages")).to_path_buf()
     });
     let Ok(entries) = std::fs::read_dir(&directory) else {
         println!(
-            "SKIPPED: corpus directory {} not found",
+            "SKIPPED {test}: corpus directory {} not found (set WIKANTIK_CORPUS)",
             directory.display()
         );
-        return;
+        return None;
     };
     let mut files: Vec<_> = entries
         .filter_map(Result::ok)
@@ -919,6 +1001,15 @@ fn real_corpus_chunks_within_the_reference_ballpark() {
         .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
         .collect();
     files.sort();
+    Some((directory, files))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn real_corpus_chunks_within_the_reference_ballpark() {
+    let Some((directory, files)) = corpus_files("real_corpus_chunks_within_the_reference_ballpark") else {
+        return;
+    };
 
     let config = ChunkerConfig::default();
     let (mut pages, mut total, mut atomic, mut oversized_atomic, mut tokens) =
@@ -949,4 +1040,68 @@ fn real_corpus_chunks_within_the_reference_ballpark() {
         (12_000..=25_000).contains(&total),
         "{total} chunks is outside the reference ballpark (~18.4k)"
     );
+}
+
+/// Every section of every corpus page, chunked with the production configuration: a chunk
+/// that carries an overlap begins with a tail of the previous chunk's own text that starts at
+/// its offset 0 or just after whitespace — never inside a word.
+#[cfg(not(target_arch = "wasm32"))]
+#[test]
+fn real_corpus_sections_never_start_mid_word() {
+    let Some((directory, files)) = corpus_files("real_corpus_sections_never_start_mid_word") else {
+        return;
+    };
+    let config = ChunkerConfig::default();
+    let budget = config.overlap_tokens * 4;
+    let (mut chunks_total, mut overlapped, mut changed, mut dropped, mut sentence_tails) = (0, 0, 0, 0, 0);
+    let mut mid_word_before = 0;
+    for file in &files {
+        let Ok(content) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let body = strip_frontmatter(&content);
+        let chunks = chunk_body(body, &config);
+        let drafts = draft_chunks(body, &config);
+        chunks_total += chunks.len();
+        for (i, (chunk, draft)) in chunks.iter().zip(&drafts).enumerate().skip(1) {
+            let previous = &drafts[i - 1];
+            if previous.heading_path != draft.heading_path {
+                continue;
+            }
+            // What the character-offset tail gave.
+            let cut = utf16_tail(&previous.text, budget);
+            let before = format!("{cut}{BLOCK_SEPARATOR}{}", draft.text);
+            if !starts_on_a_word(&previous.text, cut) {
+                mid_word_before += 1;
+            }
+            if chunk.text != before {
+                changed += 1;
+            }
+            if chunk.text == draft.text {
+                dropped += 1;
+                continue;
+            }
+            overlapped += 1;
+            let tail = chunk.text.strip_suffix(draft.text.as_str()).and_then(|t| t.strip_suffix(BLOCK_SEPARATOR));
+            let Some(tail) = tail else {
+                panic!("{}: chunk {i} is neither its draft nor tail + draft", file.display())
+            };
+            assert!(
+                starts_on_a_word(&previous.text, tail),
+                "{}: chunk {i} begins mid-word: {:?}",
+                file.display(),
+                tail.chars().take(60).collect::<String>()
+            );
+            if tail.starts_with(char::is_uppercase) {
+                sentence_tails += 1;
+            }
+        }
+    }
+    println!(
+        "corpus {}: {chunks_total} chunks; {mid_word_before} overlaps used to begin mid-word; now {overlapped} \
+         overlaps on a word ({sentence_tails} beginning with a capital), {dropped} without overlap \
+         (no word start in the budget); {changed} chunk texts changed",
+        directory.display()
+    );
+    assert!(mid_word_before > 0 && changed > 0, "the corpus exercises the fix");
 }

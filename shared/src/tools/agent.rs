@@ -35,8 +35,9 @@ use serde_json::{Map, Value};
 
 use super::citations::visible_grade;
 use super::common::{iso_instant, non_empty, parse_date_or_instant, path_segment, viewable, Bodies};
-use super::{text_arg, tool_error, KnowledgeTools};
+use super::{text_arg, KnowledgeTools};
 use crate::access::Caller;
+use crate::error::{Error, Result};
 use crate::catalog::{PageRecord, PageTable};
 use crate::citation::CitationStatus;
 use crate::graph::PageGraph;
@@ -423,16 +424,16 @@ fn prefer_pages(page: &PageRecord, cluster: &str, spine: &Spine, graph: &PageGra
     out
 }
 
-pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let id = text_arg(args, "canonical_id").ok_or("canonical_id argument is required")?;
+pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let id = text_arg(args, "canonical_id").ok_or_else(|| Error::Invalid("canonical_id argument is required".into()))?;
     let reader = tools.reader;
-    let table = reader.pages().await.map_err(tool_error)?;
-    let page = caller.page_by_id(&table, &id).ok_or_else(|| format!("no page for canonical_id {id}"))?;
+    let table = reader.pages().await?;
+    let page = caller.page_by_id(&table, &id).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
     let wanted = [page];
     let (bodies, spine, graph, citations) =
         futures_util::join!(Bodies::load(reader, &wanted), reader.spine(), reader.graph(), reader.citations());
     let (bodies, spine, graph, citations) =
-        (bodies.map_err(tool_error)?, spine.map_err(tool_error)?, graph.map_err(tool_error)?, citations.map_err(tool_error)?);
+        (bodies?, spine?, graph?, citations?);
     let empty = Map::new();
     let (frontmatter, text) = match bodies.get(page) {
         Some(body) => (&body.frontmatter, body.text.as_str()),
@@ -511,7 +512,7 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
 
     // An exported HTML page is read through its sections (its text already reduced to prose).
     let (headings_outline, key_facts) = if page.source.to_ascii_lowercase().ends_with(".html") {
-        let sections = reader.sections(page.partition).await.map_err(tool_error)?;
+        let sections = reader.sections(page.partition).await?;
         let records = sections.page(page.key).map(|p| p.sections.as_slice()).unwrap_or_default();
         let prose: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
         (outline_from_sections(records), key_facts(frontmatter, &prose.join("\n\n")))
@@ -543,7 +544,7 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
         missing_fields,
         stale_citations,
     };
-    serde_json::to_value(projection).map(ToolOutcome::Json).map_err(|e| e.to_string())
+    serde_json::to_value(projection).map(ToolOutcome::Json).map_err(|e| Error::Invalid(e.to_string()))
 }
 
 #[cfg(test)]

@@ -16,8 +16,9 @@
 use serde_json::{json, Map, Value};
 
 use super::common::int_arg;
-use super::{text_arg, tool_error, KnowledgeTools};
+use super::{text_arg, KnowledgeTools};
 use crate::access::Caller;
+use crate::error::Result;
 use crate::catalog::PageTable;
 use crate::citation::CitationStatus;
 use crate::compile::CitationEdge;
@@ -79,11 +80,11 @@ pub(super) async fn list_stale_citations<S: ShardStore>(
     tools: &KnowledgeTools<'_, S>,
     args: &Value,
     caller: &Caller,
-) -> Result<ToolOutcome, String> {
+) -> Result<ToolOutcome> {
     let limit = usize::try_from(int_arg(args, "limit").unwrap_or(50).max(0)).unwrap_or(usize::MAX);
     let direction = Direction::parse(args.get("direction").and_then(Value::as_str));
     let (table, citations) = futures_util::join!(tools.reader.pages(), tools.reader.citations());
-    let (table, citations) = (table.map_err(tool_error)?, citations.map_err(tool_error)?);
+    let (table, citations) = (table?, citations?);
     let graded: Vec<(&CitationEdge, CitationStatus, Option<u32>)> = citations
         .citations
         .iter()

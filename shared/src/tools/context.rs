@@ -32,8 +32,9 @@ use serde_json::{json, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::common::{int_arg, PageFilter, RelatedPage, RetrievedPage, ContributingChunk};
-use super::{text_arg, tool_error, KnowledgeTools};
+use super::{text_arg, KnowledgeTools};
 use crate::access::Caller;
+use crate::error::{Error, Result};
 use crate::analysis::Analyzer;
 use crate::catalog::{PageRecord, PageTable};
 use crate::dense::dense_candidates;
@@ -179,36 +180,35 @@ pub(crate) fn related_pages(page: &PageRecord, table: &PageTable, graph: &PageGr
         .collect()
 }
 
-pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let query = text_arg(args, "query").ok_or("query argument is required")?;
+pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let query = text_arg(args, "query").ok_or_else(|| Error::Invalid("query argument is required".into()))?;
     let max_pages = int_arg(args, "maxPages").unwrap_or(5);
     if !(1..=MAX_PAGES).contains(&max_pages) {
-        return Err(format!("maxPages must be in (0, {MAX_PAGES}], got {max_pages}"));
+        return Err(Error::Invalid(format!("maxPages must be in (0, {MAX_PAGES}], got {max_pages}")));
     }
     let chunks_per_page = int_arg(args, "chunksPerPage").unwrap_or(3);
     if !(1..=MAX_CHUNKS_PER_PAGE).contains(&chunks_per_page) {
-        return Err(format!("chunksPerPage must be in [1, {MAX_CHUNKS_PER_PAGE}], got {chunks_per_page}"));
+        return Err(Error::Invalid(format!("chunksPerPage must be in [1, {MAX_CHUNKS_PER_PAGE}], got {chunks_per_page}")));
     }
     let filter = match args.get("filters") {
-        Some(filters @ Value::Object(_)) => PageFilter::from_args(filters)?,
+        Some(filters @ Value::Object(_)) => PageFilter::from_args(filters).map_err(Error::Invalid)?,
         _ => PageFilter::default(),
     };
     let reader = tools.reader;
-    let table = reader.pages().await.map_err(tool_error)?;
+    let table = reader.pages().await?;
     let index = table.key_index();
     let record = |page_key: u32| index.get(&page_key).and_then(|&i| table.pages.get(i)).filter(|p| caller.can_view(p));
 
     // 1. Section candidates of viewable pages only.
-    let lexical = lexical_candidates(reader, &query, &tools.bundle.bm25, tools.bundle.candidates).await.map_err(tool_error)?;
+    let lexical = lexical_candidates(reader, &query, &tools.bundle.bm25, tools.bundle.candidates).await?;
     let lexical: Vec<(SectionKey, f64)> =
         lexical.iter().filter(|s| record(s.key.page_key()).is_some()).map(|s| (s.key, f64::from(s.score))).collect();
     let dense: Option<Vec<(SectionKey, f64)>> = dense_candidates(reader, &query, DENSE_CANDIDATES)
-        .await
-        .map_err(tool_error)?
+        .await?
         .map(|hits| hits.into_iter().filter(|(k, _)| record(k.page_key()).is_some()).map(|(k, c)| (k, f64::from(c))).collect());
 
     // 2–3. Per-page aggregation, then fusion when dense ran.
-    let Ranking { pages: ranked, chunks } = rank_pages(&lexical, dense.as_deref()).map_err(tool_error)?;
+    let Ranking { pages: ranked, chunks } = rank_pages(&lexical, dense.as_deref())?;
     let total_matched = ranked.len();
     let chosen: Vec<(&PageRecord, f64)> = ranked
         .iter()
@@ -223,8 +223,8 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
         .flat_map(|(p, _)| chunks.get(&p.key).into_iter().flatten().take(chunks_per_page as usize))
         .map(|&(key, score)| ScoredSection { key, score: score as f32 })
         .collect();
-    let hits = hydrate(reader, &wanted).await.map_err(tool_error)?;
-    let graph = reader.graph().await.map_err(tool_error)?;
+    let hits = hydrate(reader, &wanted).await?;
+    let graph = reader.graph().await?;
     let analyzer = Analyzer::new(reader.manifest().analyzer);
 
     let pages: Vec<RetrievedPage> = chosen
@@ -247,7 +247,7 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
         })
         .collect();
     let total_matched = total_matched.max(pages.len());
-    let pages = serde_json::to_value(&pages).map_err(|e| e.to_string())?;
+    let pages = serde_json::to_value(&pages).map_err(|e| Error::Invalid(e.to_string()))?;
     Ok(ToolOutcome::Json(json!({ "query": query, "pages": pages, "totalMatched": total_matched })))
 }
 

@@ -14,9 +14,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde_json::{json, Map, Value};
 
 use super::common::int_arg;
-use super::{list_arg, text_arg, tool_error, KnowledgeTools};
+use super::{list_arg, text_arg, KnowledgeTools};
 use crate::access::Caller;
 use crate::dense::VectorPartition;
+use crate::error::{Error, Result};
 use crate::kg::{stable_id, KgEdge, KnowledgeGraph, MentionIndex, HUMAN_AUTHORED, PREDICATES};
 use crate::lexical::SectionKey;
 use crate::mcp::ToolOutcome;
@@ -35,9 +36,9 @@ struct View {
 }
 
 impl View {
-    async fn load<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<View, String> {
+    async fn load<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<View> {
         let (table, kg, mentions) = futures_util::join!(tools.reader.pages(), tools.reader.kg(), tools.reader.mentions());
-        let (table, kg, mentions) = (table.map_err(tool_error)?, kg.map_err(tool_error)?, mentions.map_err(tool_error)?);
+        let (table, kg, mentions) = (table?, kg?, mentions?);
         let keys = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
         Ok(View { kg, mentions, keys })
     }
@@ -125,11 +126,11 @@ fn provenance_ok(args: &Value, properties: &Map<String, Value>) -> bool {
     known.is_empty() || known.contains(&own)
 }
 
-fn min_tier(args: &Value) -> Result<&'static str, String> {
+fn min_tier(args: &Value) -> Result<&'static str> {
     match text_arg(args, "min_tier").as_deref() {
         None | Some("machine") => Ok("machine"),
         Some("human") => Ok("human"),
-        Some(_) => Err("min_tier must be 'human' or 'machine'".into()),
+        Some(_) => Err(Error::Invalid("min_tier must be 'human' or 'machine'".into())),
     }
 }
 
@@ -151,7 +152,7 @@ fn by_name(view: &View, nodes: impl IntoIterator<Item = u32>) -> Vec<u32> {
 
 /// `discover_schema`: node types, relationship types (the closed vocabulary), status values,
 /// property keys with counts and samples, and counts — over visible nodes and edges only.
-pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>, _args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>, _args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
     let visible: Vec<u32> = (0..view.kg.nodes.len() as u32).filter(|&n| view.visible(n)).collect();
@@ -194,7 +195,7 @@ pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>
 
 /// `query_nodes`: filters `node_type` (exact), `source_page` (exact), `name` (case-insensitive
 /// substring), `status`; `provenance_filter`; `limit` (50) / `offset`. Mentioned nodes only.
-pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let view = View::load(tools, caller).await?;
     let (limit, offset) = window(args, 50);
     let empty = json!({});
@@ -215,11 +216,11 @@ pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, ar
 }
 
 /// `get_node`: a node by name (page, entity, then concept) or id, with its visible edges.
-pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let wanted = text_arg(args, "node").ok_or("node is required")?;
+pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let wanted = text_arg(args, "node").ok_or_else(|| Error::Invalid("node is required".into()))?;
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
-    let node = view.kg.find(&wanted, &can_view).ok_or_else(|| format!("Node not found: {wanted}"))?;
+    let node = view.kg.find(&wanted, &can_view).ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
     let visible = |e: &&KgEdge| view.kg.edge_visible(e, &can_view);
     let outbound: Vec<Value> = view.kg.edges.iter().filter(|e| e.source == node).filter(visible).map(|e| view.edge_json(e)).collect();
     let inbound: Vec<Value> = view.kg.edges.iter().filter(|e| e.target == node).filter(visible).map(|e| view.edge_json(e)).collect();
@@ -232,14 +233,14 @@ pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// synthesized `co-mentions` edges (`provenance: "DERIVED"`, `tier: "machine"`, stable ids);
 /// with `min_tier: human` it follows only the stored, human-tier typed edges (either
 /// direction; entity-sidecar edges with `AI_*` provenance are machine tier). At most [`TRAVERSE_MAX_NODES`] nodes.
-pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let start = text_arg(args, "start_node").ok_or("start_node is required")?;
+pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let start = text_arg(args, "start_node").ok_or_else(|| Error::Invalid("start_node is required".into()))?;
     let wanted_tier = min_tier(args)?;
     let max_depth = int_arg(args, "max_depth").unwrap_or(2).clamp(1, 5) as usize;
     let min_shared = int_arg(args, "min_shared_chunks").unwrap_or(1).max(1) as usize;
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
-    let start = view.kg.find(&start, &can_view).ok_or_else(|| format!("Node not found: {start}"))?;
+    let start = view.kg.find(&start, &can_view).ok_or_else(|| Error::NotFound(format!("Node not found: {start}")))?;
 
     // Adjacency on demand.
     let mut by_chunk: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
@@ -334,8 +335,8 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 
 /// `search_knowledge`: visible, mentioned nodes whose name or properties (as JSON text)
 /// contain the query, case-insensitively; ordered by name; `limit` default 20.
-pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let query = text_arg(args, "query").ok_or("query is required")?.to_lowercase();
+pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let query = text_arg(args, "query").ok_or_else(|| Error::Invalid("query is required".into()))?.to_lowercase();
     let human_only = min_tier(args)? == "human";
     let (limit, _) = window(args, 20);
     let view = View::load(tools, caller).await?;
@@ -372,18 +373,18 @@ fn results_empty(out: &Value) -> bool {
 /// restricted pages is neither a result nor a valid `node` ("Node not found", as for a name
 /// that does not exist). Errors: index not ready (no vectors), blank node, node not found,
 /// node not in the mention index (visible but mentioned in no viewable section).
-pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let wanted = text_arg(args, "node").ok_or("node is required")?;
+pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let wanted = text_arg(args, "node").ok_or_else(|| Error::Invalid("node is required".into()))?;
     let (limit, _) = window(args, 10);
     if tools.reader.manifest().dense.is_none() {
-        return Err("index not ready: this index carries no section vectors, which find_similar needs for mention centroids".into());
+        return Err(Error::Invalid("index not ready: this index carries no section vectors, which find_similar needs for mention centroids".into()));
     }
     let (view, vectors) = futures_util::join!(View::load(tools, caller), tools.reader.vectors());
-    let (view, vectors) = (view?, vectors.map_err(tool_error)?);
-    let target = view.kg.find(&wanted, &view.can_view()).ok_or_else(|| format!("Node not found: {wanted}"))?;
+    let (view, vectors) = (view?, vectors?);
+    let target = view.kg.find(&wanted, &view.can_view()).ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
     let centroids = mention_centroids(&view, &vectors)?;
     let Some(own) = centroids.get(&target) else {
-        return Err(format!("node not in the mention index: {wanted}"));
+        return Err(Error::Invalid(format!("node not in the mention index: {wanted}")));
     };
     let mut scored: Vec<(f32, u32)> = centroids
         .iter()
@@ -400,12 +401,17 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
     Ok(ToolOutcome::Json(json!({ "similar": similar })))
 }
 
+/// Vectors shards that decode but do not fit together: the index's fault.
+fn vectors_fault(message: &str) -> Error {
+    Error::Decode { name: "vectors".into(), message: message.into() }
+}
+
 /// Unit-length mention centroids of the visible nodes, from the sections the caller may view.
 /// Nodes whose viewable mentions have no vector (or only zero vectors) get none.
-fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -> Result<BTreeMap<u32, Vec<f32>>, String> {
+fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -> Result<BTreeMap<u32, Vec<f32>>> {
     let dim = vectors.first().map_or(0, |p| p.dim as usize);
     if vectors.iter().any(|p| p.dim as usize != dim || p.scales.0.len() != dim) {
-        return Err("index unavailable: vectors shards disagree on the dimension".into());
+        return Err(vectors_fault("its shards disagree on the dimension"));
     }
     // Section key → (partition, row), for the sections of viewable pages only.
     let mut rows: HashMap<u64, (usize, usize)> = HashMap::new();
@@ -425,7 +431,7 @@ fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -
         let Some(&(p, i)) = rows.get(&SectionKey::new(m.page, m.chunk).0) else { continue };
         let partition = &vectors[p];
         let (Some(codes), scales) = (partition.codes.0.get(i * dim..(i + 1) * dim), &partition.scales.0) else {
-            return Err("index unavailable: a vectors shard has fewer codes than keys".into());
+            return Err(vectors_fault("a shard has fewer codes than keys"));
         };
         let sum = sums.entry(m.node).or_insert_with(|| vec![0.0; dim]);
         for ((s, c), k) in sum.iter_mut().zip(codes).zip(scales) {
@@ -445,24 +451,24 @@ fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -
 }
 
 /// `get_ontology`: the T-Box summary.
-pub(super) async fn get_ontology<S: ShardStore>(_tools: &KnowledgeTools<'_, S>, _args: &Value, _caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn get_ontology<S: ShardStore>(_tools: &KnowledgeTools<'_, S>, _args: &Value, _caller: &Caller) -> Result<ToolOutcome> {
     Ok(ToolOutcome::Json(crate::ontology::ontology_json()))
 }
 
 /// `sparql_query`: `standard` → SPARQL results JSON text (Turtle for CONSTRUCT/DESCRIBE);
 /// `compact` → a JSON array of `{var: value}` as text.
 #[cfg(feature = "sparql")]
-pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let query = text_arg(args, "query").ok_or("missing 'query'")?;
+pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let query = text_arg(args, "query").ok_or_else(|| Error::Invalid("missing 'query'".into()))?;
     let compact = match text_arg(args, "format").as_deref() {
         None | Some("standard") => false,
         Some("compact") => true,
-        Some(other) => return Err(format!("format must be 'standard' or 'compact', got {other}")),
+        Some(other) => return Err(Error::Invalid(format!("format must be 'standard' or 'compact', got {other}"))),
     };
     let predicates = crate::ontology::query_predicates(&query);
     let (table, store, projection) = futures_util::join!(tools.reader.pages(), tools.reader.rdf_for(predicates.as_deref()), tools.reader.rdf_projection());
-    let (table, store, projection) = (table.map_err(tool_error)?, store.map_err(tool_error)?, projection.map_err(tool_error)?);
-    let keys = crate::ontology::sparql_viewable_keys(&table, caller, projection).map_err(tool_error)?;
+    let (table, store, projection) = (table?, store?, projection?);
+    let keys = crate::ontology::sparql_viewable_keys(&table, caller, projection)?;
     let results = crate::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
     let text = if compact {
         results.to_compact_json().to_string()
@@ -474,10 +480,10 @@ pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
 
 /// Parse and subset errors as they are; limits as execution failures.
 #[cfg(feature = "sparql")]
-pub(crate) fn sparql_error(e: SparqlError) -> String {
+pub(crate) fn sparql_error(e: SparqlError) -> Error {
     match e {
-        SparqlError::Syntax(_) | SparqlError::Unsupported(_) => e.to_string(),
-        other => format!("query execution failed: {other}"),
+        SparqlError::Syntax(_) | SparqlError::Unsupported(_) => Error::Sparql(e.to_string()),
+        other => Error::Sparql(format!("query execution failed: {other}")),
     }
 }
 

@@ -19,12 +19,16 @@ mod spine;
 
 use serde_json::Value;
 
+/// The message of a SPARQL query that cannot be run (the `/sparql` route's 400).
 #[cfg(feature = "sparql")]
-pub(crate) use kg::sparql_error as sparql_error_message;
+pub(crate) fn sparql_error_message(e: crate::sparql::SparqlError) -> String {
+    kg::sparql_error(e).to_string()
+}
 
 use crate::access::Caller;
 use crate::briefing::BriefingConfig;
 use crate::bundle::BundleConfig;
+use crate::error::{Error, Result};
 use crate::mcp::{catalog, ToolDefinition, ToolHost, ToolOutcome};
 use crate::reader::{IndexReader, ShardStore};
 
@@ -44,7 +48,7 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
         if let Some(message) = oversized_argument(name, args) {
             return ToolOutcome::error(message);
         }
-        let outcome = match name {
+        let outcome: Result<ToolOutcome> = match name {
             "assemble_bundle" => retrieval::assemble_bundle(self, args, caller).await,
             "get_briefing" => retrieval::get_briefing(self, args, caller).await,
             "retrieve_context" => context::retrieve_context(self, args, caller).await,
@@ -67,25 +71,25 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
             "get_ontology" => kg::get_ontology(self, args, caller).await,
             #[cfg(feature = "sparql")]
             "sparql_query" => kg::sparql_query(self, args, caller).await,
-            other => Err(format!("{other} is not available in this build")),
+            other => Err(Error::Invalid(format!("{other} is not available in this build"))),
         };
-        outcome.unwrap_or_else(ToolOutcome::error)
+        outcome.unwrap_or_else(|e| ToolOutcome::error(tool_message(&e)))
     }
 }
 
 impl<S: ShardStore> KnowledgeTools<'_, S> {
     /// The tools behind the graph REST routes (`get_node`, `traverse`) without the whole
-    /// catalogue's dispatch, so a graph-only build does not link every other tool.
-    pub(crate) async fn call_graph_tool(&self, name: &str, args: &Value, caller: &Caller) -> ToolOutcome {
+    /// catalogue's dispatch, so a graph-only build does not link every other tool. The error
+    /// is kept as it is, so the route can answer an index fault 503 and an unknown node 404.
+    pub(crate) async fn call_graph_tool(&self, name: &str, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
         if let Some(message) = oversized_argument(name, args) {
-            return ToolOutcome::error(message);
+            return Err(Error::Invalid(message));
         }
-        let outcome = match name {
+        match name {
             "get_node" => kg::get_node(self, args, caller).await,
             "traverse" => kg::traverse(self, args, caller).await,
-            other => Err(format!("{other} is not a graph route's tool")),
-        };
-        outcome.unwrap_or_else(ToolOutcome::error)
+            other => Err(Error::Invalid(format!("{other} is not a graph route's tool"))),
+        }
     }
 }
 
@@ -129,18 +133,13 @@ pub(crate) fn list_arg(args: &Value, name: &str) -> Vec<String> {
     }
 }
 
-/// A tool-facing message for a core error: index problems are named, internals are not.
-pub(crate) fn tool_error(e: crate::error::Error) -> String {
-    use crate::error::Error;
-    match e {
-        Error::MissingShard { .. }
-        | Error::ShardHashMismatch { .. }
-        | Error::UnsupportedFormat { .. }
-        | Error::Decode { .. }
-        | Error::StoreUnavailable { .. } => {
-            format!("index unavailable: {e}")
-        }
-        Error::Invalid(message) => message,
-        other => other.to_string(),
+/// The message of a failed tool call: an index fault ([`Error::is_index_fault`]) as every
+/// surface words it (`index unavailable: …`, naming the object), anything else (a bad
+/// argument, an unknown node) as it is.
+fn tool_message(e: &Error) -> String {
+    if e.is_index_fault() {
+        e.index_unavailable()
+    } else {
+        e.to_string()
     }
 }

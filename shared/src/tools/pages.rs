@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Value};
 
 use super::common::{int_arg, viewable, Bodies, PageFilter, RetrievedPage};
-use super::{text_arg, tool_error, KnowledgeTools};
+use super::{text_arg, KnowledgeTools};
 use crate::access::Caller;
+use crate::error::{Error, Result};
 use crate::mcp::ToolOutcome;
 use crate::reader::ShardStore;
 
@@ -18,15 +19,15 @@ pub const READ_PAGES_CAP: usize = 20;
 /// Largest `list_pages` page.
 pub const LIST_PAGES_MAX: i64 = 200;
 
-fn json_outcome(value: impl serde::Serialize) -> Result<ToolOutcome, String> {
-    serde_json::to_value(value).map(ToolOutcome::Json).map_err(|e| e.to_string())
+fn json_outcome(value: impl serde::Serialize) -> Result<ToolOutcome> {
+    serde_json::to_value(value).map(ToolOutcome::Json).map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// `get_page`: the page's `RetrievedPage` (score 0, no chunks), or `{"exists": false,
 /// "pageName": slug}` — the same answer for a missing and a restricted page, and not an error.
-pub(super) async fn get_page<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let slug = text_arg(args, "slug").ok_or("a page identifier is required (one of: slug, pageName, name)")?;
-    let table = tools.reader.pages().await.map_err(tool_error)?;
+pub(super) async fn get_page<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let slug = text_arg(args, "slug").ok_or_else(|| Error::Invalid("a page identifier is required (one of: slug, pageName, name)".into()))?;
+    let table = tools.reader.pages().await?;
     match caller.page(&table, &slug) {
         Some(page) => json_outcome(RetrievedPage::of(page)),
         None => {
@@ -42,21 +43,21 @@ pub(super) async fn get_page<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// `list_pages`: viewable pages matching the metadata filters, in slug order, paged.
 /// `limit` 0 behaves like 1 (the echoed `limit` is the effective one); `totalMatched` counts
 /// viewable matches only.
-pub(super) async fn list_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn list_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let limit = int_arg(args, "limit").unwrap_or(50);
     if !(0..=LIST_PAGES_MAX).contains(&limit) {
-        return Err(format!("limit must be in [0, {LIST_PAGES_MAX}], got {limit}"));
+        return Err(Error::Invalid(format!("limit must be in [0, {LIST_PAGES_MAX}], got {limit}")));
     }
     let offset = int_arg(args, "offset").unwrap_or(0);
     if offset < 0 {
-        return Err(format!("offset must be >= 0, got {offset}"));
+        return Err(Error::Invalid(format!("offset must be >= 0, got {offset}")));
     }
     let (limit, offset) = (limit.max(1) as usize, usize::try_from(offset).unwrap_or(usize::MAX));
-    let filter = PageFilter::from_args(args)?;
-    let table = tools.reader.pages().await.map_err(tool_error)?;
+    let filter = PageFilter::from_args(args).map_err(Error::Invalid)?;
+    let table = tools.reader.pages().await?;
     let matched: Vec<_> = viewable(&table, caller).into_iter().filter(|p| filter.matches(p)).collect();
     let pages: Vec<RetrievedPage> = matched.iter().skip(offset).take(limit).map(|p| RetrievedPage::of(p)).collect();
-    let pages = serde_json::to_value(&pages).map_err(|e| e.to_string())?;
+    let pages = serde_json::to_value(&pages).map_err(|e| Error::Invalid(e.to_string()))?;
     Ok(ToolOutcome::Json(json!({ "pages": pages, "totalMatched": matched.len(), "limit": limit, "offset": offset })))
 }
 
@@ -78,11 +79,11 @@ pub(super) async fn list_metadata_values<S: ShardStore>(
     tools: &KnowledgeTools<'_, S>,
     args: &Value,
     caller: &Caller,
-) -> Result<ToolOutcome, String> {
-    let field = text_arg(args, "field").or_else(|| text_arg(args, "key")).ok_or("field must not be blank")?;
-    let table = tools.reader.pages().await.map_err(tool_error)?;
+) -> Result<ToolOutcome> {
+    let field = text_arg(args, "field").or_else(|| text_arg(args, "key")).ok_or_else(|| Error::Invalid("field must not be blank".into()))?;
+    let table = tools.reader.pages().await?;
     let pages = viewable(&table, caller);
-    let bodies = Bodies::load(tools.reader, &pages).await.map_err(tool_error)?;
+    let bodies = Bodies::load(tools.reader, &pages).await?;
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for page in &pages {
         let Some(value) = bodies.get(page).and_then(|b| b.frontmatter.get(&field)) else { continue };
@@ -100,9 +101,9 @@ pub(super) async fn list_metadata_values<S: ShardStore>(
 /// `read_pages`: the raw text (frontmatter included) of up to 20 pages. Slugs are trimmed,
 /// blanks dropped and duplicates removed (first occurrence wins) before the cap is checked; a
 /// missing or restricted page is the entry `{slug, content: null, error: "not_found"}`.
-pub(super) async fn read_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn read_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let Some(Value::Array(raw)) = args.get("slugs") else {
-        return Err("slugs argument is required (an array of 1 to 20 page slugs)".into());
+        return Err(Error::Invalid("slugs argument is required (an array of 1 to 20 page slugs)".into()));
     };
     let mut seen = BTreeSet::new();
     let slugs: Vec<String> = raw
@@ -113,14 +114,14 @@ pub(super) async fn read_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, arg
         .map(str::to_string)
         .collect();
     if slugs.is_empty() {
-        return Err("slugs must contain at least one non-blank slug".into());
+        return Err(Error::Invalid("slugs must contain at least one non-blank slug".into()));
     }
     if slugs.len() > READ_PAGES_CAP {
-        return Err(format!("slugs exceeds cap of {READ_PAGES_CAP} entries"));
+        return Err(Error::Invalid(format!("slugs exceeds cap of {READ_PAGES_CAP} entries")));
     }
-    let table = tools.reader.pages().await.map_err(tool_error)?;
+    let table = tools.reader.pages().await?;
     let found: Vec<_> = slugs.iter().filter_map(|s| caller.page(&table, s)).collect();
-    let bodies = Bodies::load(tools.reader, &found).await.map_err(tool_error)?;
+    let bodies = Bodies::load(tools.reader, &found).await?;
     let pages: Vec<Value> = slugs
         .iter()
         .map(|slug| match caller.page(&table, slug) {

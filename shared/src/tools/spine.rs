@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::common::{in_cluster, int_arg, iso_instant, paginate, parse_instant, type_enum, viewable, PageDescriptor};
-use super::{list_arg, text_arg, tool_error, KnowledgeTools};
+use super::{list_arg, text_arg, KnowledgeTools};
 use crate::access::Caller;
+use crate::error::{Error, Result};
 use crate::catalog::PageRecord;
 use crate::mcp::ToolOutcome;
 use crate::reader::ShardStore;
@@ -38,10 +39,10 @@ fn descriptor_value(page: &PageRecord) -> Value {
 /// `articleCount` is the number of viewable transitive members (hub included, each page once),
 /// `updatedAt` their latest change; `hubPage` is omitted when the cluster has no hub or the
 /// caller may not view it. A cluster whose members are all restricted is left out entirely.
-pub(super) async fn list_clusters<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn list_clusters<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let (limit, offset) = page_window(args);
     let (table, spine) = futures_util::join!(tools.reader.pages(), tools.reader.spine());
-    let (table, spine) = (table.map_err(tool_error)?, spine.map_err(tool_error)?);
+    let (table, spine) = (table?, spine?);
     let mut clusters = Vec::new();
     for cluster in &spine.spine.clusters {
         let members: Vec<&PageRecord> = spine.spine.members(&cluster.name).iter().filter_map(|s| caller.page(&table, s)).collect();
@@ -60,10 +61,10 @@ pub(super) async fn list_clusters<S: ShardStore>(tools: &KnowledgeTools<'_, S>, 
 /// `list_tags`: tags of viewable pages with their page counts (at least `min_pages`, floor 1)
 /// and up to 10 example canonical ids (ascending, so the choice is stable and depends on
 /// nothing the caller cannot see), sorted by count descending, then tag.
-pub(super) async fn list_tags<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
+pub(super) async fn list_tags<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let (limit, offset) = page_window(args);
     let min_pages = usize::try_from(int_arg(args, "min_pages").unwrap_or(1).max(1)).unwrap_or(usize::MAX);
-    let table = tools.reader.pages().await.map_err(tool_error)?;
+    let table = tools.reader.pages().await?;
     let mut by_tag: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for page in viewable(&table, caller) {
         let mut tags: Vec<&str> = page.tags.iter().map(String::as_str).collect();
@@ -101,19 +102,19 @@ pub(super) async fn list_pages_by_filter<S: ShardStore>(
     tools: &KnowledgeTools<'_, S>,
     args: &Value,
     caller: &Caller,
-) -> Result<ToolOutcome, String> {
+) -> Result<ToolOutcome> {
     let page_type = text_arg(args, "type");
     let cluster = text_arg(args, "cluster");
     let tags = match args.get("tag") {
         Some(Value::String(_)) => text_arg(args, "tag").into_iter().collect(),
         _ => list_arg(args, "tag"),
     };
-    let since = text_arg(args, "updated_since").map(|s| parse_instant(&s)).transpose()?;
+    let since = text_arg(args, "updated_since").map(|s| parse_instant(&s)).transpose().map_err(Error::Invalid)?;
     let limit = match int_arg(args, "limit") {
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX).min(FILTER_MAX_LIMIT),
         _ => FILTER_DEFAULT_LIMIT,
     };
-    let table = tools.reader.pages().await.map_err(tool_error)?;
+    let table = tools.reader.pages().await?;
     let mut pages: Vec<&PageRecord> = viewable(&table, caller)
         .into_iter()
         .filter(|p| page_type.as_deref().is_none_or(|t| type_matches(t, p)))
@@ -130,9 +131,9 @@ pub(super) async fn list_pages_by_filter<S: ShardStore>(
 
 /// `get_page_by_id`: the descriptor of one viewable page by canonical id (`id`, or the
 /// deprecated `canonical_id`); unknown and restricted ids give the same error.
-pub(super) async fn get_page_by_id<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome, String> {
-    let id = text_arg(args, "id").or_else(|| text_arg(args, "canonical_id")).ok_or("id (or canonical_id) argument is required")?;
-    let table = tools.reader.pages().await.map_err(tool_error)?;
-    let page = caller.page_by_id(&table, &id).ok_or_else(|| format!("no page for canonical_id {id}"))?;
+pub(super) async fn get_page_by_id<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+    let id = text_arg(args, "id").or_else(|| text_arg(args, "canonical_id")).ok_or_else(|| Error::Invalid("id (or canonical_id) argument is required".into()))?;
+    let table = tools.reader.pages().await?;
+    let page = caller.page_by_id(&table, &id).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
     Ok(ToolOutcome::Json(descriptor_value(page)))
 }
