@@ -40,7 +40,7 @@ MIN_MRR=${MIN_MRR:-0.74}
 # The lite profile's floors (hybrid mode).
 MIN_LITE_R5=${MIN_LITE_R5:-0.87}
 MIN_LITE_R20=${MIN_LITE_R20:-0.95}
-MIN_LITE_MRR=${MIN_LITE_MRR:-0.67}
+MIN_LITE_MRR=${MIN_LITE_MRR:-0.69}
 
 started=$(date +%s)
 scripts/fetch-model.sh
