@@ -2,7 +2,7 @@
 """Learning-to-rank lab for hybrid fusion (issue #3), pure Python (no numpy on the machine).
 
 Input: JSON-lines dumps of `index-builder eval --dump-rankings` (raw BM25 and dense section
-rankings, each candidate page's card cosine; dumps made before session 4 also carry each BM25
+rankings, each candidate page's card cosine; dumps made before `card-v2` cards also carry each BM25
 section's own cosine, which is used when present). The served
 convex fusion (card_weight 0.5, dense_share 0.7, pool 200) is rebuilt from them; the first
 CANDIDATES pages of that page ranking get features, and a pairwise logistic model (L2) is
