@@ -13,6 +13,8 @@ use wikantik::reader::{IndexReader, ShardStore};
 
 use crate::error::{BuildError, Result};
 
+pub mod sections;
+
 /// One evaluation query.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EvalQuery {
