@@ -33,7 +33,7 @@ pub(super) async fn get_page<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
         None => {
             #[cfg(feature = "acl-mutation")]
             if let Some(message) = crate::access::mutation::restricted_wording(&table, &slug) {
-                return Err(message);
+                return Err(Error::Invalid(message));
             }
             Ok(ToolOutcome::Json(json!({ "exists": false, "pageName": slug })))
         }
