@@ -4,7 +4,14 @@
 //! `StandardAnalyzer`), lower-cased, and — because this wiki is read by coding agents —
 //! identifiers are also split into their parts: `HybridRetrieval` yields `hybridretrieval`,
 //! `hybrid` and `retrieval`; `rrf_k` yields `rrf_k`, `rrf` and `k`. Optionally English
-//! stop words are dropped and words are reduced to their Snowball (Porter 2) stem. The same
+//! stop words are dropped and words are reduced to their Snowball (Porter 2) stem.
+//!
+//! With `whole_identifiers`, a run of non-blank text that UAX #29 would cut into several words
+//! only at identifier joiners (`-`, `/`, `.`, `:`, `_`, `@`, `#`, `+`, `~`) is also kept whole:
+//! `kg-policy.sh`, `rrf.dense-weight`, `/api/structure/sitemap`, `--force-with-lease` (as
+//! `force-with-lease`), so a question that spells a configuration key, file, path or flag
+//! matches it exactly (a rare term, so a heavy one) and a question that describes it still
+//! matches its parts. Longer terms are kept too (config keys pass 40 characters). The same
 //! [`Analyzer`] value must be used at build and query time; its settings are recorded in the
 //! manifest so a reader analyzes queries exactly as the index was built.
 
@@ -20,16 +27,25 @@ pub struct AnalyzerConfig {
     pub stop_words: bool,
     /// Also emit the parts of camelCase / snake_case / dotted identifiers.
     pub split_identifiers: bool,
+    /// Also emit compound identifiers whole (kebab-case, paths, dotted names with hyphens);
+    /// off in indexes built before it existed, which are queried as they were built.
+    #[serde(default)]
+    pub whole_identifiers: bool,
 }
 
 impl Default for AnalyzerConfig {
     fn default() -> Self {
-        AnalyzerConfig { stem: true, stop_words: true, split_identifiers: true }
+        AnalyzerConfig { stem: true, stop_words: true, split_identifiers: true, whole_identifiers: true }
     }
 }
 
 /// Longest term kept; longer "words" (base64 blobs, hashes) are dropped.
 const MAX_TERM_CHARS: usize = 40;
+/// Longest term kept with `whole_identifiers` (fully qualified configuration keys and paths
+/// are longer than 40 characters).
+const MAX_IDENTIFIER_CHARS: usize = 64;
+/// Characters that join the parts of a compound identifier.
+const IDENTIFIER_JOINERS: &[char] = &['-', '/', '.', ':', '_', '@', '#', '+', '~'];
 
 /// The analyzer. Cheap to build; holds the stemmer.
 pub struct Analyzer {
@@ -55,6 +71,11 @@ impl Analyzer {
     /// The terms of `text`, in order, with repeats (term frequency matters).
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
+        if self.config.whole_identifiers {
+            for whole in compound_identifiers(text) {
+                self.push_term(&whole.to_lowercase(), &mut out);
+            }
+        }
         for word in text.unicode_words() {
             // unicode_words keeps `_`-joined identifiers; dots and hyphens split words.
             let lower = word.to_lowercase();
@@ -71,6 +92,28 @@ impl Analyzer {
         out
     }
 
+    /// The analyzed terms of the identifiers `query` spells — compound identifiers (with
+    /// `whole_identifiers`), camelCase / snake_case / dotted words and words mixing letters and
+    /// digits (`s3`, `oauth2`) — distinct, in first-seen order: the terms whose exact match a
+    /// search must not lose.
+    pub fn query_identifiers(&self, query: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.config.whole_identifiers {
+            for whole in compound_identifiers(query) {
+                self.push_term(&whole.to_lowercase(), &mut out);
+            }
+        }
+        for word in query.unicode_words() {
+            let mixed = word.chars().any(char::is_alphabetic) && word.chars().any(|c| c.is_numeric());
+            if mixed || identifier_parts(word).len() > 1 {
+                self.push_term(&word.to_lowercase(), &mut out);
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|t| seen.insert(t.clone()));
+        out
+    }
+
     /// The distinct terms of a query, in first-seen order.
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let mut seen = std::collections::BTreeSet::new();
@@ -78,7 +121,8 @@ impl Analyzer {
     }
 
     fn push_term(&self, lower: &str, out: &mut Vec<String>) {
-        if lower.is_empty() || lower.chars().count() > MAX_TERM_CHARS {
+        let longest = if self.config.whole_identifiers { MAX_IDENTIFIER_CHARS } else { MAX_TERM_CHARS };
+        if lower.is_empty() || lower.chars().count() > longest {
             return;
         }
         if self.config.stop_words && is_stop_word(lower) {
@@ -96,6 +140,20 @@ impl bm25::Tokenizer for Analyzer {
     fn tokenize(&self, input_text: &str) -> Vec<String> {
         self.terms(input_text)
     }
+}
+
+/// The compound identifiers of `text`: maximal runs of letters, digits and
+/// [`IDENTIFIER_JOINERS`], without leading and trailing joiners (`--force-with-lease` →
+/// `force-with-lease`, `/api/bundle.` → `api/bundle`), that UAX #29 would cut into several
+/// words (so `dense-weight` and `api/bundle` are compounds; `allowedOrigins`, `rrf_k` and `1.5`
+/// are single words already and are not repeated).
+fn compound_identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || IDENTIFIER_JOINERS.contains(&c)))
+        .map(|run| run.trim_matches(|c: char| IDENTIFIER_JOINERS.contains(&c)))
+        .filter(|run| {
+            let mut words = run.unicode_words();
+            words.next().is_some() && words.next().is_some()
+        })
 }
 
 /// Split an identifier at `_`, at lower→upper case changes, at the end of an upper-case
@@ -146,7 +204,40 @@ mod tests {
     use super::*;
 
     fn plain() -> Analyzer {
-        Analyzer::new(AnalyzerConfig { stem: false, stop_words: false, split_identifiers: true })
+        Analyzer::new(AnalyzerConfig { stem: false, stop_words: false, split_identifiers: true, whole_identifiers: false })
+    }
+
+    fn whole() -> Analyzer {
+        Analyzer::new(AnalyzerConfig { whole_identifiers: true, ..plain().config() })
+    }
+
+    #[test]
+    fn query_identifiers_are_the_terms_of_spelled_identifiers() {
+        let a = Analyzer::new(AnalyzerConfig::default());
+        assert_eq!(a.query_identifiers("default of wikantik.search.hybrid.rrf.dense-weight"), vec!["wikantik.search.hybrid.rrf.dense-weight", "wikantik.search.hybrid.rrf.dense"]);
+        assert_eq!(a.query_identifiers("what does InstructionsRegistryDriftTest verify on s3"), vec![a.terms("InstructionsRegistryDriftTest")[0].clone(), "s3".to_string()]);
+        assert!(a.query_identifiers("how do I deploy the wiki locally in 2026").is_empty());
+        // Every identifier term is one of the query's terms (so it can be looked up).
+        let query = "is --force-with-lease safe with WIKANTIK_MCP_KEY and setFetchSize";
+        let terms = a.query_terms(query);
+        assert!(a.query_identifiers(query).iter().all(|t| terms.contains(t)));
+    }
+
+    #[test]
+    fn compound_identifiers_are_kept_whole_and_split() {
+        assert_eq!(whole().terms("set rrf.dense-weight"), vec!["rrf.dense-weight", "set", "rrf.dense", "rrf", "dense", "weight"]);
+        assert_eq!(whole().terms("run `kg-policy.sh` now"), vec!["kg-policy.sh", "run", "kg", "policy.sh", "policy", "sh", "now"]);
+        assert_eq!(whole().terms("--force-with-lease"), vec!["force-with-lease", "force", "with", "lease"]);
+        assert_eq!(whole().terms("GET /api/structure/sitemap?shape=compact"), vec!["api/structure/sitemap", "get", "api", "structure", "sitemap", "shape", "compact"]);
+        assert_eq!(whole().terms("setFetchSize(int-size)"), vec!["int-size", "setfetchsize", "set", "fetch", "size", "int", "size"]);
+        assert_eq!(whole().terms("(/api/bundle)."), vec!["api/bundle", "api", "bundle"]);
+        // Single UAX #29 words are not repeated; sentence punctuation is not a joiner.
+        assert_eq!(whole().terms("allowedOrigins, 1.5"), vec!["allowedorigins", "allowed", "origins", "1.5", "1", "5"]);
+        assert_eq!(whole().terms("a,b x=y"), vec!["a", "b", "x", "y"]);
+        // Fully qualified keys longer than 40 characters are kept.
+        let key = "wikantik.bundle.coverage.strong_similarity";
+        assert_eq!(whole().terms(key)[0], key);
+        assert!(plain().terms(key).iter().all(|t| t != key), "older indexes dropped them");
     }
 
     #[test]
