@@ -22,7 +22,7 @@ use crate::encoder::ModelShard;
 use crate::error::{Error, Result};
 use crate::graph::PageGraph;
 use crate::html::{html_title, html_to_text, reduce_html_blocks};
-use crate::lexical::{LexicalIndexBuilder, SectionKey, TermEntry, TermPartition};
+use crate::lexical::{DocumentModel, DocumentWeights, LexicalIndexBuilder, PageText, SectionKey, TermEntry, TermPartition};
 use crate::links::link_targets;
 use crate::manifest::{BuildStats, Manifest};
 use crate::page::{derived_canonical_id, is_usable_canonical_id, is_valid_ulid, slug_from_file_name, split_frontmatter, Frontmatter, MAX_CANONICAL_ID_CHARS};
@@ -66,6 +66,8 @@ pub struct CompileOptions {
     /// Rows per block of the lite profile's `static-rows` blob
     /// (`encoder::lite::ROWS_PER_BLOCK`; tests use small blocks).
     pub lite_rows_per_block: usize,
+    /// What a BM25 document is (docs/RETRIEVAL.md).
+    pub lexical_document: DocumentModel,
 }
 
 impl Default for CompileOptions {
@@ -81,6 +83,7 @@ impl Default for CompileOptions {
             entity_sidecar: None,
             ann_threshold: crate::ann::ANN_THRESHOLD,
             lite_rows_per_block: crate::encoder::lite::ROWS_PER_BLOCK,
+            lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
         }
     }
 }
@@ -526,7 +529,7 @@ pub fn compile_with_vectors(
 
     // 8. Lexical index, in key order.
     let analyzer = Analyzer::new(options.analyzer);
-    let mut builder = LexicalIndexBuilder::new(&analyzer);
+    let mut builder = LexicalIndexBuilder::new(&analyzer, options.lexical_document);
     let mut order: Vec<usize> = (0..pages.len()).collect();
     order.sort_by_key(|&i| keys[i]);
     for (n, &i) in order.iter().enumerate() {
@@ -535,9 +538,20 @@ pub fn compile_with_vectors(
         let title_field = if r.title == r.slug { r.title.clone() } else { format!("{} {}", r.title, r.slug) };
         let mut tag_field = r.tags.clone();
         tag_field.extend(r.clusters.iter().cloned());
-        builder.add_page(r.key, &title_field, &tag_field, &r.summary);
-        for (c, chunk) in chunks[i].iter().enumerate() {
-            builder.add_section(SectionKey::new(r.key, c as u32), &chunk.text, &chunk.heading_path);
+        match options.lexical_document {
+            DocumentModel::PageFields => {
+                builder.add_page(r.key, &title_field, &tag_field, &r.summary);
+                for (c, chunk) in chunks[i].iter().enumerate() {
+                    builder.add_section(SectionKey::new(r.key, c as u32), &chunk.text, &chunk.heading_path);
+                }
+            }
+            DocumentModel::Section { .. } => {
+                builder.count_page();
+                let page = PageText { title: &title_field, summary: &r.summary, tags: &tag_field };
+                for (c, chunk) in chunks[i].iter().enumerate() {
+                    builder.add_section_document(SectionKey::new(r.key, c as u32), &page, &chunk.heading_path, &chunk.text);
+                }
+            }
         }
     }
     let (lexical_stats, entries) = builder.finish();

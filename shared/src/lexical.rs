@@ -81,6 +81,41 @@ impl FieldStats {
     }
 }
 
+/// What one BM25 document is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "model")]
+pub enum DocumentModel {
+    /// Indexes built before section documents: a section's body and heading path are fields
+    /// of their own, the page's title, tags and summary are page-level fields whose score is
+    /// added to every section of the page, each field saturating on its own and weighted at
+    /// query time by [`FieldBoosts`].
+    #[default]
+    PageFields,
+    /// One document per section: its page's title, summary and tags (cluster names included),
+    /// its heading path and its text, each repeated `weights` times, in the `body` field. Term
+    /// frequencies add up across the parts before BM25 saturates them and the length
+    /// normalisation sees the whole document, so a section scores by how well *it* (in its
+    /// page's context) matches, and a page's title cannot lift its every section above the
+    /// sections that answer.
+    Section { weights: DocumentWeights },
+}
+
+/// How many times each part of a section document is repeated ([`DocumentModel::Section`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentWeights {
+    pub title: u32,
+    pub summary: u32,
+    pub tags: u32,
+    pub heading: u32,
+    pub body: u32,
+}
+
+impl Default for DocumentWeights {
+    fn default() -> Self {
+        DocumentWeights { title: 1, summary: 1, tags: 1, heading: 1, body: 1 }
+    }
+}
+
 /// Corpus-wide statistics, stored in the manifest.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LexicalStats {
@@ -88,6 +123,9 @@ pub struct LexicalStats {
     pub pages: u64,
     /// Per field, indexed as [`Field::ALL`].
     pub fields: Vec<FieldStats>,
+    /// What a document is (absent in manifests written before section documents).
+    #[serde(default)]
+    pub document: DocumentModel,
 }
 
 impl LexicalStats {
@@ -200,11 +238,40 @@ pub struct LexicalIndexBuilder<'a> {
     stats: [FieldStats; 5],
     sections: u64,
     pages: u64,
+    document: DocumentModel,
 }
 
 impl<'a> LexicalIndexBuilder<'a> {
-    pub fn new(analyzer: &'a Analyzer) -> Self {
-        LexicalIndexBuilder { analyzer, terms: BTreeMap::new(), stats: Default::default(), sections: 0, pages: 0 }
+    /// A builder of `document`'s kind: for [`DocumentModel::PageFields`] call
+    /// [`Self::add_page`] and [`Self::add_section`], for [`DocumentModel::Section`]
+    /// [`Self::add_section_document`].
+    pub fn new(analyzer: &'a Analyzer, document: DocumentModel) -> Self {
+        LexicalIndexBuilder { analyzer, terms: BTreeMap::new(), stats: Default::default(), sections: 0, pages: 0, document }
+    }
+
+    /// Index one section document ([`DocumentModel::Section`]): every part repeated by its
+    /// weight, as one `body` field. Sections must be added in ascending key order.
+    pub fn add_section_document(&mut self, key: SectionKey, page: &PageText<'_>, heading_path: &[String], body: &str) {
+        let DocumentModel::Section { weights } = self.document else { return };
+        self.sections += 1;
+        let mut terms = Vec::new();
+        let mut part = |text: &str, weight: u32| {
+            let analyzed = self.analyzer.terms(text);
+            for _ in 0..weight {
+                terms.extend(analyzed.iter().cloned());
+            }
+        };
+        part(page.title, weights.title);
+        part(page.summary, weights.summary);
+        part(&page.tags.join(" "), weights.tags);
+        part(&heading_path.join(" "), weights.heading);
+        part(body, weights.body);
+        self.add_terms(key.0, Field::Body, terms);
+    }
+
+    /// Count a page ([`DocumentModel::Section`] indexes it through its sections).
+    pub fn count_page(&mut self) {
+        self.pages += 1;
     }
 
     /// Index one section. Sections must be added in ascending key order.
@@ -225,6 +292,10 @@ impl<'a> LexicalIndexBuilder<'a> {
 
     fn add_field(&mut self, key: u64, field: Field, text: &str) {
         let terms = self.analyzer.terms(text);
+        self.add_terms(key, field, terms);
+    }
+
+    fn add_terms(&mut self, key: u64, field: Field, terms: Vec<String>) {
         let stats = &mut self.stats[field.index()];
         stats.docs += 1;
         stats.total_len += terms.len() as u64;
@@ -249,7 +320,7 @@ impl<'a> LexicalIndexBuilder<'a> {
 
     /// Finish: corpus statistics and the dictionary sorted by term.
     pub fn finish(self) -> (LexicalStats, Vec<TermEntry>) {
-        let stats = LexicalStats { sections: self.sections, pages: self.pages, fields: self.stats.to_vec() };
+        let stats = LexicalStats { sections: self.sections, pages: self.pages, fields: self.stats.to_vec(), document: self.document };
         let entries = self
             .terms
             .into_iter()
@@ -265,6 +336,15 @@ impl<'a> LexicalIndexBuilder<'a> {
             .collect();
         (stats, entries)
     }
+}
+
+/// The page-level text of a section document.
+#[derive(Debug, Clone, Copy)]
+pub struct PageText<'a> {
+    pub title: &'a str,
+    pub summary: &'a str,
+    /// Tags and cluster names.
+    pub tags: &'a [String],
 }
 
 /// Per-field boosts.
@@ -379,7 +459,7 @@ mod tests {
 
     fn build(docs: &[(u32, &str, &[&str], &str)]) -> (LexicalStats, TermPartition) {
         let analyzer = Analyzer::new(AnalyzerConfig::default());
-        let mut b = LexicalIndexBuilder::new(&analyzer);
+        let mut b = LexicalIndexBuilder::new(&analyzer, DocumentModel::PageFields);
         for (page, title, bodies, summary) in docs {
             b.add_page(*page, title, &[], summary);
             for (i, body) in bodies.iter().enumerate() {
