@@ -1,12 +1,13 @@
 //! Context bundles (REFERENCE §2, CONTRACT §3.2–3.3): the best sections for a question, each
 //! with a citation, plus a coverage signal.
 //!
-//! Candidates come from the global section pool (no page gating): BM25 over sections and, when
-//! the index carries vectors, dense cosine over sections. `hybrid` fuses them with weighted
-//! RRF, `lexical` keeps the BM25 order (never a dense-only section), `dense` the cosine order.
-//! Sections are grouped by (slug, heading path) keeping the best chunk. Only sections the
-//! caller may view enter the pool, so every count and the top similarity are ACL-clean (the
-//! reference computed `topSimilarity` before its ACL gate; we do not, so it cannot leak).
+//! Candidates and their fusion come from the one retrieval path ([`crate::retrieval`]): BM25
+//! over section documents and, when the index carries vectors, dense cosine over sections with
+//! the page cards. Sections are grouped by (slug, heading path) keeping the best chunk, and at
+//! most `page_cap` sections of one page enter the bundle while other pages still offer
+//! sections (a relational question needs more than one page). Only sections the caller may
+//! view enter the pool, so every count and the top similarity are ACL-clean (the reference
+//! computed `topSimilarity` before its ACL gate; we do not, so it cannot leak).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,14 +15,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::Caller;
 use crate::coverage::{Coverage, CoverageThresholds, CoveredSection};
-use crate::dense::{dense_search_vector, query_vector};
 use crate::error::{Error, Result};
-use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
+use crate::fusion::{FusionConfig, FusionMethod};
 use crate::hashing::sha256_hex;
-use crate::lexical::{Bm25Params, ScoredSection, SectionKey};
+use crate::lexical::{Bm25Params, ScoredSection};
 use crate::reader::{IndexReader, ShardStore};
-use crate::retrieval::{hydrate, lexical_candidates, SectionHit};
+use crate::retrieval::{candidates, hydrate, search, SectionHit};
 use crate::tokens::estimate_tokens;
+
+pub use crate::retrieval::round4;
 
 /// `hybrid` (default) | `dense` | `lexical`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -56,6 +58,10 @@ pub struct BundleConfig {
     pub candidates: usize,
     /// Sections returned when the request names no `k`.
     pub default_sections: usize,
+    /// Most sections of one page in a bundle while other pages still offer sections
+    /// (0 = no cap).
+    #[serde(default)]
+    pub page_cap: usize,
     /// Coverage thresholds; `None` (the default) = the ones calibrated for the index's model
     /// and recorded in its manifest (the reference's 0.55/0.40 for an index without vectors).
     #[serde(default)]
@@ -79,13 +85,14 @@ impl Default for BundleConfig {
                 bm25_weight: 0.5,
                 dense_weight: 1.5,
                 truncate: 20,
-                dense_share: 0.7,
-                card_weight: 0.5,
-                pool: 200,
+                dense_share: 0.5,
+                card_weight: 0.15,
+                pool: 100,
             },
             bm25: Bm25Params::default(),
             candidates: 300,
             default_sections: 12,
+            page_cap: 4,
             thresholds: None,
         }
     }
@@ -146,11 +153,6 @@ pub struct Bundle {
     pub index_build: String,
 }
 
-/// Round to 4 decimals so scores print cleanly and identically everywhere.
-pub fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
-}
-
 /// The raw rankings behind a hybrid bundle (`debug=rankings`), already ACL-filtered.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Rankings {
@@ -163,57 +165,6 @@ pub struct Rankings {
 pub struct RankedChunk {
     pub chunk_id: String,
     pub score: f64,
-}
-
-/// Candidate lists for a query, restricted to what the caller may view.
-struct Candidates {
-    lexical: Vec<ScoredSection>,
-    /// `None` when the dense side is unavailable (no vectors, no encoder, or it failed).
-    dense: Option<Vec<(SectionKey, f32)>>,
-    /// The query's cosine with each page card (empty without cards).
-    cards: BTreeMap<u32, f32>,
-}
-
-
-async fn candidates<S: ShardStore>(
-    reader: &IndexReader<S>,
-    query: &str,
-    config: &BundleConfig,
-    caller: &Caller,
-    want_lexical: bool,
-    depth: usize,
-) -> Result<Candidates> {
-    // Score lexical candidates deeper than we keep, so filtering restricted sections cannot
-    // starve the list. The page table, the dense side and (when wanted) the lexical side are
-    // independent: cold, their shards are fetched concurrently.
-    let lexical_depth = depth.saturating_mul(2);
-    let dense_side = async {
-        // Dense failure degrades to lexical with `unknown` coverage, never to an error.
-        let vector = query_vector(reader, query).await.ok().flatten()?;
-        dense_search_vector(reader, &vector, depth).await.ok()
-    };
-    let lexical_side = async {
-        match want_lexical {
-            true => Some(lexical_candidates(reader, query, &config.bm25, lexical_depth).await),
-            false => None,
-        }
-    };
-    let (pages, dense_found, early_lexical) = futures_util::join!(reader.pages(), dense_side, lexical_side);
-    let pages = pages?;
-    let index = pages.key_index();
-    let viewable = |key: SectionKey| index.get(&key.page_key()).and_then(|&i| pages.pages.get(i)).is_some_and(|p| caller.can_view(p));
-    let (dense, cards) = match dense_found {
-        Some(hits) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards),
-        None => (None, BTreeMap::new()),
-    };
-    let lexical_found = match early_lexical {
-        Some(found) => Some(found?),
-        // Dense mode falls back to the lexical side when the dense side is unavailable.
-        None if dense.is_none() => Some(lexical_candidates(reader, query, &config.bm25, lexical_depth).await?),
-        None => None,
-    };
-    let lexical = lexical_found.unwrap_or_default().into_iter().filter(|s| viewable(s.key)).take(depth).collect();
-    Ok(Candidates { lexical, dense, cards })
 }
 
 /// Assemble a bundle.
@@ -251,45 +202,16 @@ pub async fn ranked_sections<S: ShardStore>(
     caller: &Caller,
     wanted: usize,
 ) -> Result<(Vec<BundleSection>, f64)> {
-    config.fusion.validate()?;
-    let query = query.trim();
-    let depth = config.candidates.max(wanted);
-    let found = candidates(reader, query, config, caller, mode != RetrievalMode::Dense, depth).await?;
-    let cosine: BTreeMap<SectionKey, f32> = found.dense.iter().flatten().copied().collect();
-    let top_similarity = found
-        .dense
-        .as_ref()
-        .and_then(|d| d.iter().map(|(_, c)| *c).reduce(f32::max))
-        .map(|c| round4(f64::from(c)))
-        .unwrap_or(-1.0);
-
-    let lexical_keys: Vec<SectionKey> = found.lexical.iter().map(|s| s.key).collect();
-    let ranked: Vec<SectionKey> = match (&found.dense, mode) {
-        (None, _) | (Some(_), RetrievalMode::Lexical) => lexical_keys,
-        (Some(dense), RetrievalMode::Dense) => dense_ranking(dense, &found.cards, config.fusion.card_weight, &[]).into_iter().map(|(k, _)| k).collect(),
-        (Some(dense), RetrievalMode::Hybrid) if config.fusion.method == FusionMethod::Convex => {
-            convex_ranking(&found.lexical, dense, &found.cards, &config.fusion)
-        }
-        (Some(dense), RetrievalMode::Hybrid) => {
-            let dense_keys: Vec<SectionKey> = dense.iter().map(|(k, _)| *k).collect();
-            let truncate = if config.fusion.truncate == 0 { 0 } else { config.fusion.truncate.max(wanted) };
-            fuse(
-                &[(&lexical_keys[..], config.fusion.bm25_weight), (&dense_keys[..], config.fusion.dense_weight)],
-                config.fusion.k,
-                truncate,
-            )?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect()
-        }
-    };
-
-    // Hydrate in rank order, in batches, until enough distinct (slug, heading path) sections.
+    let ranking = search(reader, query, mode, config, caller, wanted).await?;
+    // Hydrate in rank order, in batches, until enough distinct (slug, heading path) sections;
+    // past a page's cap its sections wait until every other candidate has been offered.
     let mut sections: Vec<BundleSection> = Vec::with_capacity(wanted);
+    let mut deferred: Vec<BundleSection> = Vec::new();
+    let mut per_page: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen: BTreeSet<(String, Vec<String>)> = BTreeSet::new();
     let batch = (wanted * 2).max(8);
-    for chunk in ranked.chunks(batch) {
-        let scored: Vec<ScoredSection> = chunk.iter().map(|k| ScoredSection { key: *k, score: 0.0 }).collect();
+    for chunk in ranking.sections.chunks(batch) {
+        let scored: Vec<ScoredSection> = chunk.iter().map(|(key, _)| ScoredSection { key: *key, score: 0.0 }).collect();
         for hit in hydrate(reader, &scored).await? {
             if sections.len() >= wanted {
                 break;
@@ -297,68 +219,22 @@ pub async fn ranked_sections<S: ShardStore>(
             if !seen.insert((hit.slug.clone(), hit.heading_path.clone())) {
                 continue;
             }
-            let score = cosine.get(&hit.key).map(|c| round4(f64::from(*c))).unwrap_or(0.0);
-            sections.push(section_of(hit, score));
+            let score = ranking.cosine.get(&hit.key).map(|c| round4(f64::from(*c))).unwrap_or(0.0);
+            let count = per_page.entry(hit.slug.clone()).or_default();
+            *count += 1;
+            let section = section_of(hit, score);
+            match config.page_cap {
+                cap if cap > 0 && *count > cap => deferred.push(section),
+                _ => sections.push(section),
+            }
         }
         if sections.len() >= wanted {
             break;
         }
     }
-    Ok((sections, top_similarity))
-}
-
-/// Convex fusion of the lexical list and the dense list (with page cards) over the first
-/// `pool` entries of each; deeper than the pools (only evaluations ask) the rest of each list
-/// follows in order.
-fn convex_ranking(
-    lexical: &[ScoredSection],
-    dense: &[(SectionKey, f32)],
-    cards: &BTreeMap<u32, f32>,
-    fusion: &FusionConfig,
-) -> Vec<SectionKey> {
-    let pool = fusion.pool;
-    let lexical_keys: Vec<SectionKey> = lexical.iter().map(|s| s.key).collect();
-    let lexical_scores: Vec<(SectionKey, f64)> = lexical.iter().take(pool).map(|s| (s.key, f64::from(s.score))).collect();
-    let dense_pool = &dense[..pool.min(dense.len())];
-    let dense_scores = dense_ranking(dense_pool, cards, fusion.card_weight, &lexical_keys[..pool.min(lexical_keys.len())]);
-    let mut ranked: Vec<SectionKey> = convex(&lexical_scores, &dense_scores, fusion.dense_share, usize::MAX).into_iter().map(|(k, _)| k).collect();
-    let mut seen: BTreeSet<SectionKey> = ranked.iter().copied().collect();
-    for key in lexical_keys.iter().skip(pool).chain(dense.iter().skip(pool).map(|(k, _)| k)) {
-        if seen.insert(*key) {
-            ranked.push(*key);
-        }
-    }
-    ranked
-}
-
-/// Dense scores of sections with their page's card mixed in:
-/// `card_weight × card(page) + (1 − card_weight) × cosine(section)`, best first, ties by key.
-/// `also` are further sections (the lexical pool) scored the same way; their cosine, when
-/// not in `dense`, is `dense`'s lowest (an upper bound: they ranked below every dense
-/// candidate) — the same rule whether the dense search scanned every row or only some
-/// (README, "Retrieval defaults and evaluation").
-/// Without cards the section's cosine alone decides.
-fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_weight: f64, also: &[SectionKey]) -> Vec<(SectionKey, f64)> {
-    let weight = if cards.is_empty() { 0.0 } else { card_weight };
-    let floor = dense.iter().map(|(_, c)| f64::from(*c)).fold(f64::INFINITY, f64::min);
-    let lowest_card = cards.values().map(|c| f64::from(*c)).fold(f64::INFINITY, f64::min);
-    let score = |key: SectionKey, cosine: f64| {
-        let card = cards.get(&key.page_key()).map(|c| f64::from(*c)).unwrap_or(lowest_card);
-        if weight > 0.0 {
-            weight * card + (1.0 - weight) * cosine
-        } else {
-            cosine
-        }
-    };
-    let mut scored: BTreeMap<SectionKey, f64> = dense.iter().map(|(k, c)| (*k, score(*k, f64::from(*c)))).collect();
-    if floor.is_finite() {
-        for key in also {
-            scored.entry(*key).or_insert_with(|| score(*key, floor));
-        }
-    }
-    let mut ranked: Vec<(SectionKey, f64)> = scored.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    ranked
+    let room = wanted.saturating_sub(sections.len());
+    sections.extend(deferred.into_iter().take(room));
+    Ok((sections, ranking.top_similarity))
 }
 
 fn section_of(hit: SectionHit, score: f64) -> BundleSection {
@@ -388,7 +264,7 @@ pub async fn rankings<S: ShardStore>(
     depth: usize,
 ) -> Result<Rankings> {
     let found = candidates(reader, query.trim(), config, caller, true, depth).await?;
-    let chunk_id = |k: SectionKey| format!("{:016x}", k.0);
+    let chunk_id = |k: crate::lexical::SectionKey| format!("{:016x}", k.0);
     Ok(Rankings {
         dense: found
             .dense
@@ -407,6 +283,7 @@ pub async fn rankings<S: ShardStore>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lexical::SectionKey;
 
     #[test]
     fn mode_parsing_matches_the_reference() {
@@ -439,27 +316,6 @@ mod tests {
         assert_eq!(json["citation"]["version"], 3);
         assert_eq!(json["canonicalId"], json["citation"]["canonicalId"]);
         assert_eq!(json["headingPath"][1], "Walkthrough");
-    }
-
-    #[test]
-    fn page_cards_lift_the_sections_of_the_page_a_query_is_about() {
-        let a = SectionKey::new(1, 0);
-        let b = SectionKey::new(2, 0);
-        let lexical_only = SectionKey::new(3, 4);
-        let dense = [(a, 0.60f32), (b, 0.55)];
-        // Without cards: cosine order; a lexical-only section gets the pool's lowest cosine.
-        let plain = dense_ranking(&dense, &BTreeMap::new(), 0.5, &[lexical_only]);
-        assert_eq!(plain.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, lexical_only]);
-        assert!((plain[2].1 - 0.55).abs() < 1e-6);
-        // Page 2's card matches far better: 0.5·0.9 + 0.5·0.55 > 0.5·0.3 + 0.5·0.60.
-        let cards: BTreeMap<u32, f32> = [(1, 0.3), (2, 0.9), (3, 0.8)].into_iter().collect();
-        let ranked = dense_ranking(&dense, &cards, 0.5, &[lexical_only]);
-        assert_eq!(ranked.iter().map(|x| x.0).collect::<Vec<_>>(), vec![b, lexical_only, a]);
-        // A lexical-only section gets the pool's lowest cosine: 0.5·0.8 + 0.5·0.55.
-        assert!((ranked[1].1 - 0.675).abs() < 1e-6, "{}", ranked[1].1);
-        // card_weight 0 = sections alone.
-        let sections_only = dense_ranking(&dense, &cards, 0.0, &[]);
-        assert_eq!(sections_only.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b]);
     }
 
     #[test]

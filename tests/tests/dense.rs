@@ -117,7 +117,7 @@ fn dense_and_hybrid_bundles_use_real_vectors() {
     let lexical = block_on(lexical_candidates(&reader, query, &BundleConfig::default().bm25, 50)).expect("lexical");
     let pages = block_on(reader.pages()).expect("pages");
     let index_of = pages.key_index();
-    let lexical_slugs: Vec<&str> = lexical.iter().filter_map(|s| index_of.get(&s.key.page_key()).map(|&i| pages.pages[i].slug.as_str())).collect();
+    let lexical_slugs: Vec<&str> = lexical.sections.iter().filter_map(|s| index_of.get(&s.key.page_key()).map(|&i| pages.pages[i].slug.as_str())).collect();
     assert!(!lexical_slugs.contains(&"RollBackABadBuild"), "the query must not share a word with the page: {lexical_slugs:?}");
     let b = bundle(&reader, query, RetrievalMode::Hybrid);
     assert!(b.sections.iter().take(3).any(|s| s.slug == "RollBackABadBuild"), "{:?}", b.sections.iter().map(|s| &s.slug).collect::<Vec<_>>());
