@@ -89,10 +89,10 @@ impl Default for BundleConfig {
                 card_weight: 0.15,
                 pool: 100,
             },
-            bm25: Bm25Params::default(),
+            bm25: Bm25Params { k1: 2.0, ..Bm25Params::default() },
             candidates: 300,
             default_sections: 12,
-            page_cap: 4,
+            page_cap: 0,
             thresholds: None,
         }
     }

@@ -91,6 +91,10 @@ pub struct Candidates {
     pub cards: BTreeMap<u32, f32>,
     /// Viewable pages holding an exact match of an identifier the query spells.
     pub exact_pages: BTreeSet<u32>,
+    /// Why the dense side is missing when the index has vectors (a missing or corrupt shard):
+    /// bundles degrade to lexical with `unknown` coverage, surfaces without a coverage signal
+    /// report it.
+    pub dense_fault: Option<crate::error::Error>,
 }
 
 impl Candidates {
@@ -121,9 +125,12 @@ pub async fn candidates<S: ShardStore>(
     // independent: cold, their shards are fetched concurrently.
     let lexical_depth = depth.saturating_mul(2);
     let dense_side = async {
-        // Dense failure degrades to lexical with `unknown` coverage, never to an error.
-        let vector = query_vector(reader, query).await.ok().flatten()?;
-        dense_search_vector(reader, &vector, depth).await.ok()
+        let vector = match query_vector(reader, query).await {
+            Ok(Some(vector)) => vector,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        dense_search_vector(reader, &vector, depth).await.map(Some)
     };
     let lexical_side = async {
         match want_lexical {
@@ -136,9 +143,10 @@ pub async fn candidates<S: ShardStore>(
     let index = pages.key_index();
     let viewable_page = |page: u32| index.get(&page).and_then(|&i| pages.pages.get(i)).is_some_and(|p| caller.can_view(p));
     let viewable = |key: SectionKey| viewable_page(key.page_key());
-    let (dense, cards) = match dense_found {
-        Some(hits) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards),
-        None => (None, BTreeMap::new()),
+    let (dense, cards, dense_fault) = match dense_found {
+        Ok(Some(hits)) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards, None),
+        Ok(None) => (None, BTreeMap::new(), None),
+        Err(e) => (None, BTreeMap::new(), Some(e)),
     };
     let lexical_found = match early_lexical {
         Some(found) => Some(found?),
@@ -149,7 +157,7 @@ pub async fn candidates<S: ShardStore>(
     .unwrap_or_default();
     let lexical = lexical_found.sections.into_iter().filter(|s| viewable(s.key)).take(depth).collect();
     let exact_pages = lexical_found.exact_pages.into_iter().filter(|&p| viewable_page(p)).collect();
-    Ok(Candidates { lexical, dense, cards, exact_pages })
+    Ok(Candidates { lexical, dense, cards, exact_pages, dense_fault })
 }
 
 /// Fuse the candidates in `mode`: section keys best first, with their fused score (the BM25
@@ -227,6 +235,8 @@ pub struct Ranking {
     pub top_similarity: f64,
     /// Viewable pages holding an exact match of an identifier the query spells.
     pub exact_pages: BTreeSet<u32>,
+    /// A fault that cost the dense side ([`Candidates::dense_fault`]).
+    pub dense_fault: Option<crate::error::Error>,
 }
 
 /// Candidates and fusion for `query` in `mode`, each side at least `depth` deep.
@@ -236,7 +246,7 @@ pub async fn search<S: ShardStore>(reader: &IndexReader<S>, query: &str, mode: R
     let sections = rank(&found, mode, &config.fusion)?;
     let top_similarity = found.top_similarity();
     let cosine = found.dense.iter().flatten().copied().collect();
-    Ok(Ranking { sections, cosine, top_similarity, exact_pages: found.exact_pages })
+    Ok(Ranking { sections, cosine, top_similarity, exact_pages: found.exact_pages, dense_fault: found.dense_fault })
 }
 
 /// Fetch text and citation facts for `keys`, in the given order. Keys whose page or section

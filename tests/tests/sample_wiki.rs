@@ -125,6 +125,29 @@ fn lexical_search_finds_sections_with_citation_facts() {
 }
 
 #[test]
+fn identifier_queries_report_the_pages_that_spell_them() {
+    use wikantik::retrieval::lexical_candidates;
+    let dir = scratch("sample-exact");
+    write_index(&dir, &compile_dir(&sample_wiki()), 3).unwrap();
+    let reader = block_on(IndexReader::open(DirStore::new(&dir), Arc::new(ShardCache::default()))).unwrap();
+    let pages = block_on(reader.pages()).unwrap();
+    let slugs = |keys: &std::collections::BTreeSet<u32>| -> Vec<String> {
+        let mut out: Vec<String> = pages.pages.iter().filter(|p| keys.contains(&p.key)).map(|p| p.slug.clone()).collect();
+        out.sort();
+        out
+    };
+    // `list_stale_citations` is spelled on four pages; the question names it exactly.
+    let hits = block_on(lexical_candidates(&reader, "what does list_stale_citations return", &Bm25Params::default(), 20)).unwrap();
+    assert_eq!(slugs(&hits.exact_pages), vec!["Citations", "McpServer", "PublishANewIndex", "ShardFormat"]);
+    // A header spelled with hyphens is one identifier too (whole, as well as its words).
+    let hits = block_on(lexical_candidates(&reader, "which build served it: X-Wikantik-Index", &Bm25Params::default(), 20)).unwrap();
+    assert!(slugs(&hits.exact_pages).contains(&"ContextBundles".to_string()), "{:?}", slugs(&hits.exact_pages));
+    // A question in plain words names no identifier.
+    let hits = block_on(lexical_candidates(&reader, "how are stale citations found", &Bm25Params::default(), 20)).unwrap();
+    assert!(hits.exact_pages.is_empty() && !hits.sections.is_empty());
+}
+
+#[test]
 fn same_input_gives_identical_bytes() {
     let a = compile_dir(&sample_wiki());
     let b = compile_dir(&sample_wiki());

@@ -37,33 +37,52 @@ pub fn assign<L: PartialEq>(labels: &[L], k: usize) -> Vec<usize> {
 /// The result of cross-validating one grid.
 #[derive(Debug, Clone)]
 pub struct CrossValidated {
-    /// Held-out outcomes: every question measured by the configuration chosen without it.
-    pub outcomes: Outcomes,
+    /// Per profile, the held-out outcomes: every question measured by the configuration
+    /// chosen without it.
+    pub outcomes: Vec<Outcomes>,
     /// Per fold, the index of the configuration chosen on the other folds.
     pub chosen: Vec<usize>,
 }
 
-/// Cross-validate a grid. `grid[c]` holds configuration `c`'s outcomes on every question;
-/// `section_folds` and `page_folds` give each question's fold; `objective` scores a
-/// configuration's outcomes on a subset (ties keep the earlier configuration, so list the
-/// simpler or current default first).
-pub fn cross_validate(grid: &[Outcomes], section_folds: &[usize], page_folds: &[usize], k: usize, objective: impl Fn(&Scores) -> f64) -> Option<CrossValidated> {
-    let first = grid.first()?;
-    let mut held_out = first.clone();
+/// The summed objective of configuration `c` over every profile on the selected questions.
+fn value(grid: &[Vec<Outcomes>], c: usize, sections: &[bool], pages: &[bool], objective: &impl Fn(&Scores) -> f64) -> f64 {
+    grid[c].iter().map(|o| objective(&o.scores(sections, pages))).sum()
+}
+
+/// The best configuration on the selected questions (ties keep the earlier).
+fn choose(grid: &[Vec<Outcomes>], sections: &[bool], pages: &[bool], objective: &impl Fn(&Scores) -> f64) -> usize {
+    let mut best: Option<(usize, f64)> = None;
+    for c in 0..grid.len() {
+        let v = value(grid, c, sections, pages, objective);
+        if best.is_none_or(|(_, b)| v > b + 1e-12) {
+            best = Some((c, v));
+        }
+    }
+    best.map_or(0, |(c, _)| c)
+}
+
+/// The configuration with the best objective on every question (ties keep the earlier): what
+/// the choice that cross-validation measures makes when it sees all the data, so the shipped
+/// default should be it.
+pub fn best_on_all(grid: &[Vec<Outcomes>], section_folds: &[usize], page_folds: &[usize], objective: impl Fn(&Scores) -> f64) -> usize {
+    choose(grid, &vec![true; section_folds.len()], &vec![true; page_folds.len()], &objective)
+}
+
+/// Cross-validate a grid. `grid[c][p]` holds configuration `c`'s outcomes on every question
+/// with profile `p` (one shared default serves every profile, so a configuration is chosen by
+/// its objective summed over the profiles); `section_folds` and `page_folds` give each
+/// question's fold; `objective` scores outcomes on a subset (ties keep the earlier
+/// configuration, so list the current default first).
+pub fn cross_validate(grid: &[Vec<Outcomes>], section_folds: &[usize], page_folds: &[usize], k: usize, objective: impl Fn(&Scores) -> f64) -> Option<CrossValidated> {
+    let mut held_out = grid.first()?.clone();
     let mut chosen = Vec::with_capacity(k);
     for fold in 0..k {
         let train = |folds: &[usize]| folds.iter().map(|&f| f != fold).collect::<Vec<bool>>();
-        let (section_train, page_train) = (train(section_folds), train(page_folds));
-        let mut best: Option<(usize, f64)> = None;
-        for (c, outcomes) in grid.iter().enumerate() {
-            let value = objective(&outcomes.scores(&section_train, &page_train));
-            if best.is_none_or(|(_, b)| value > b + 1e-12) {
-                best = Some((c, value));
-            }
-        }
-        let c = best.map_or(0, |(c, _)| c);
+        let c = choose(grid, &train(section_folds), &train(page_folds), &objective);
         chosen.push(c);
-        held_out.take_where(&grid[c], |i| section_folds[i] == fold, |i| page_folds[i] == fold);
+        for (mine, theirs) in held_out.iter_mut().zip(&grid[c]) {
+            mine.take_where(theirs, |i| section_folds[i] == fold, |i| page_folds[i] == fold);
+        }
     }
     Some(CrossValidated { outcomes: held_out, chosen })
 }
@@ -96,21 +115,32 @@ mod tests {
         // it on the odds (all wrong), and vice versa — a held-out score of 0 although each
         // configuration scores 0.5 in-sample. That is what overfitting looks like.
         let grid = vec![
-            outcomes(&[true, false, true, false], &[]),
-            outcomes(&[false, true, false, true], &[]),
-            outcomes(&[true, false, false, false], &[]),
+            vec![outcomes(&[true, false, true, false], &[])],
+            vec![outcomes(&[false, true, false, true], &[])],
+            vec![outcomes(&[true, false, false, false], &[])],
         ];
         let folds = [0, 1, 0, 1];
         let cv = cross_validate(&grid, &folds, &[], 2, |s| s.section_recall(12)).unwrap();
         assert_eq!(cv.chosen, vec![1, 0]);
-        assert_eq!(cv.outcomes.scores_all().section_recall(12), 0.0);
+        assert_eq!(cv.outcomes[0].scores_all().section_recall(12), 0.0);
+        assert_eq!(best_on_all(&grid, &folds, &[], |s| s.section_recall(12)), 0);
         // A configuration that is right everywhere is chosen on every fold (it ties with 0 or 1
         // on each training fold, and ties keep the earlier configuration) and keeps its score.
         let mut grid = grid;
-        grid.insert(0, outcomes(&[true, true, true, true], &[Some(1)]));
+        grid.insert(0, vec![outcomes(&[true, true, true, true], &[Some(1)])]);
         let cv = cross_validate(&grid, &folds, &[0], 2, |s| s.section_recall(12)).unwrap();
         assert_eq!(cv.chosen, vec![0, 0]);
-        assert_eq!(cv.outcomes.scores_all().section_recall(12), 1.0);
-        assert_eq!(cv.outcomes.pages.bundle, vec![Some(1)]);
+        assert_eq!(cv.outcomes[0].scores_all().section_recall(12), 1.0);
+        assert_eq!(cv.outcomes[0].pages.bundle, vec![Some(1)]);
+    }
+
+    #[test]
+    fn one_choice_serves_every_profile() {
+        // Profile A prefers configuration 0 a little, profile B prefers 1 a lot: the sum decides.
+        let grid = vec![
+            vec![outcomes(&[true, true, false, false], &[]), outcomes(&[false, false, false, false], &[])],
+            vec![outcomes(&[true, false, false, false], &[]), outcomes(&[true, true, true, false], &[])],
+        ];
+        assert_eq!(best_on_all(&grid, &[0, 1, 2, 3], &[], |s| s.section_recall(12)), 1);
     }
 }

@@ -166,17 +166,30 @@ fn mode_name(mode: RetrievalMode) -> String {
     format!("{mode:?}").to_lowercase()
 }
 
-/// A grid cross-validated: its held-out outcomes and which point each fold chose.
+/// A grid cross-validated over every profile: per profile its held-out outcomes; which point
+/// each fold chose, and the point the same choice makes on every question (what the default
+/// should be).
 struct GridResult {
-    cv: Outcomes,
+    mode: RetrievalMode,
+    cv: Vec<Outcomes>,
     chosen: Vec<String>,
+    best: String,
+    default: String,
 }
 
-fn cross_validate(sets: &DevSets, grid: &[GridPoint], outcomes: &[Outcomes]) -> Option<GridResult> {
+/// `outcomes[c][p]`: grid point `c` on profile `p`.
+fn cross_validate(mode: RetrievalMode, sets: &DevSets, grid: &[GridPoint], outcomes: &[Vec<Outcomes>]) -> Option<GridResult> {
     let section_folds = folds::assign(&sets.sections.iter().map(|q| q.category).collect::<Vec<_>>(), FOLDS);
     let page_folds = folds::assign(&vec![(); sets.pages.len()], FOLDS);
     let result = folds::cross_validate(outcomes, &section_folds, &page_folds, FOLDS, objective)?;
-    Some(GridResult { cv: result.outcomes, chosen: result.chosen.iter().map(|&c| grid[c].label.clone()).collect() })
+    let best = folds::best_on_all(outcomes, &section_folds, &page_folds, objective);
+    Some(GridResult {
+        mode,
+        cv: result.outcomes,
+        chosen: result.chosen.iter().map(|&c| grid[c].label.clone()).collect(),
+        best: grid[best].label.clone(),
+        default: grid[0].label.clone(),
+    })
 }
 
 /// Everything measured on one profile's index.
@@ -185,8 +198,17 @@ struct ProfileReport {
     encoder_ms: Option<f64>,
     /// In-sample outcomes of each mode under the defaults (hybrid with `retrieve_context`).
     modes: Vec<(RetrievalMode, Outcomes)>,
-    /// Cross-validated outcomes of each mode.
-    cv: Vec<(RetrievalMode, GridResult)>,
+    /// Per mode, each grid point's outcomes (cross-validated over every profile afterwards).
+    grids: Vec<(RetrievalMode, Vec<Outcomes>)>,
+}
+
+/// The tuning grid of each mode.
+fn grids(config: &BundleConfig) -> [(RetrievalMode, Vec<GridPoint>); 3] {
+    [
+        (RetrievalMode::Lexical, tuning::lexical_grid(config)),
+        (RetrievalMode::Dense, tuning::dense_grid(config)),
+        (RetrievalMode::Hybrid, tuning::hybrid_grid(config)),
+    ]
 }
 
 /// Run the evaluation.
@@ -249,23 +271,16 @@ pub fn run(options: &EvalOptions) -> Result<()> {
         }
 
         let t = Instant::now();
-        let mut cv = Vec::new();
-        for (mode, grid) in [
-            (RetrievalMode::Lexical, tuning::lexical_grid(&config)),
-            (RetrievalMode::Dense, tuning::dense_grid(&config)),
-            (RetrievalMode::Hybrid, tuning::hybrid_grid(&config)),
-        ] {
+        let mut grid_outcomes = Vec::new();
+        for (mode, grid) in grids(&config) {
             if compiled.manifest.dense.is_none() && mode != RetrievalMode::Lexical {
                 continue;
             }
             let outcomes: Vec<Outcomes> = grid.iter().map(|p| pollster::block_on(systems::product(&serving, &sets, mode, &p.config, false))).collect::<Result<_>>()?;
-            if let Some(result) = cross_validate(&sets, &grid, &outcomes) {
-                cv.push((mode, result));
-            }
+            grid_outcomes.push((mode, outcomes));
         }
-        println!("(cross-validation grids measured in {:.1} s)", t.elapsed().as_secs_f64());
-        let report = ProfileReport { profile, encoder_ms, modes, cv };
-        print_profile(&report, &baselines);
+        println!("(tuning grids measured in {:.1} s)", t.elapsed().as_secs_f64());
+        let report = ProfileReport { profile, encoder_ms, modes, grids: grid_outcomes };
 
         // Diagnostics: the probed lists and the graph against the exact scan.
         let exact_modes: Vec<(RetrievalMode, Scores)> = dense_modes_scores(&exact, &sets, &config)?;
@@ -291,8 +306,26 @@ pub fn run(options: &EvalOptions) -> Result<()> {
         }
         reports.push(report);
     }
-    print_summary(&reports, &baselines);
-    check_floors(&floors, &reports)
+    // One default serves every profile: each grid is cross-validated over all of them.
+    let mut results = Vec::new();
+    for (mode, grid) in grids(&config) {
+        let per_point: Vec<Vec<Outcomes>> = (0..grid.len())
+            .map(|c| reports.iter().filter_map(|r| r.grids.iter().find(|(m, _)| *m == mode).and_then(|(_, o)| o.get(c).cloned())).collect())
+            .collect();
+        if per_point.first().is_some_and(|p| p.len() == reports.len()) {
+            results.extend(cross_validate(mode, &sets, &grid, &per_point));
+        }
+    }
+    for (p, report) in reports.iter().enumerate() {
+        print_profile(report, p, &results, &baselines);
+    }
+    for result in &results {
+        println!("cv {}: the folds chose {}", mode_name(result.mode), result.chosen.join(" | "));
+        let verdict = if result.best == result.default { "the default".to_string() } else { format!("the default is {}", result.default) };
+        println!("cv {}: on every question (all profiles) the grid chooses {} ({verdict})", mode_name(result.mode), result.best);
+    }
+    print_summary(&reports, &results, &baselines);
+    check_floors(&floors, &reports, &results)
 }
 
 fn mode_like(profile: Profile) -> String {
@@ -348,12 +381,12 @@ fn run_baselines(reader: &IndexReader<MemoryStore>, sets: &DevSets, command: &st
     Ok(out)
 }
 
-fn print_profile(report: &ProfileReport, baselines: &[(String, Outcomes)]) {
+fn print_profile(report: &ProfileReport, index: usize, results: &[GridResult], baselines: &[(String, Outcomes)]) {
     let mut rows: Vec<(String, Scores)> = Vec::new();
     for (mode, outcomes) in &report.modes {
         rows.push((format!("{} (in-sample)", mode_name(*mode)), outcomes.scores_all()));
-        if let Some((_, result)) = report.cv.iter().find(|(m, _)| m == mode) {
-            rows.push((format!("{} ({FOLDS}-fold cv)", mode_name(*mode)), result.cv.scores_all()));
+        if let Some(cv) = results.iter().find(|r| r.mode == *mode).and_then(|r| r.cv.get(index)) {
+            rows.push((format!("{} ({FOLDS}-fold cv)", mode_name(*mode)), cv.scores_all()));
         }
     }
     for (label, outcomes) in baselines {
@@ -361,14 +394,15 @@ fn print_profile(report: &ProfileReport, baselines: &[(String, Outcomes)]) {
     }
     let table: Vec<(&str, &Scores)> = rows.iter().map(|(l, s)| (l.as_str(), s)).collect();
     let profile = mode_like(report.profile);
-    println!("{}", sections_table(&format!("section-level, served /api/bundle ({profile} profile):"), &table));
+    println!("\n{}", sections_table(&format!("section-level, served /api/bundle ({profile} profile):"), &table));
     println!("{}", pages_table(&format!("page-level ({profile} profile):"), &table));
-    for (mode, result) in &report.cv {
-        println!("cv {}: the folds chose {}", mode_name(*mode), result.chosen.join(" | "));
-    }
 }
 
-fn print_summary(reports: &[ProfileReport], baselines: &[(String, Outcomes)]) {
+fn hybrid_cv<'a>(results: &'a [GridResult], index: usize) -> Option<&'a Outcomes> {
+    results.iter().find(|r| r.mode == RetrievalMode::Hybrid).and_then(|r| r.cv.get(index))
+}
+
+fn print_summary(reports: &[ProfileReport], results: &[GridResult], baselines: &[(String, Outcomes)]) {
     println!("\n== summary (hybrid, {FOLDS}-fold cross-validated; section recall@12 per category; pages recall@5 / MRR; retrieve_context recall@20 in-sample)");
     let line = |label: &str, s: &Scores, context: Option<f64>, encoder: Option<f64>| {
         let mut out = format!("{label:<30} overall {:.3}", s.section_recall(12));
@@ -384,24 +418,24 @@ fn print_summary(reports: &[ProfileReport], baselines: &[(String, Outcomes)]) {
         }
         println!("{out}");
     };
-    for r in reports {
-        let Some((_, cv)) = r.cv.iter().find(|(m, _)| *m == RetrievalMode::Hybrid) else { continue };
+    for (i, r) in reports.iter().enumerate() {
+        let Some(cv) = hybrid_cv(results, i) else { continue };
         let served = r.modes.iter().find(|(m, _)| *m == RetrievalMode::Hybrid).map(|(_, o)| o.scores_all());
-        line(&format!("{} hybrid", mode_like(r.profile)), &cv.cv.scores_all(), served.and_then(|s| s.context_recall(20)), r.encoder_ms);
+        line(&format!("{} hybrid", mode_like(r.profile)), &cv.scores_all(), served.and_then(|s| s.context_recall(20)), r.encoder_ms);
     }
     for (label, outcomes) in baselines {
         line(label, &outcomes.scores_all(), None, None);
     }
 }
 
-fn check_floors(floors: &[Floor], reports: &[ProfileReport]) -> Result<()> {
+fn check_floors(floors: &[Floor], reports: &[ProfileReport], results: &[GridResult]) -> Result<()> {
     let mut failures = Vec::new();
     for floor in floors {
-        let Some(report) = reports.iter().find(|r| mode_like(r.profile) == floor.profile) else { continue };
-        let (Some((_, cv)), Some((_, served))) = (report.cv.iter().find(|(m, _)| *m == RetrievalMode::Hybrid), report.modes.iter().find(|(m, _)| *m == RetrievalMode::Hybrid)) else {
+        let Some((i, report)) = reports.iter().enumerate().find(|(_, r)| mode_like(r.profile) == floor.profile) else { continue };
+        let (Some(cv), Some((_, served))) = (hybrid_cv(results, i), report.modes.iter().find(|(m, _)| *m == RetrievalMode::Hybrid)) else {
             continue;
         };
-        if let Some(value) = floor.figure.value(&cv.cv.scores_all(), &served.scores_all()) {
+        if let Some(value) = floor.figure.value(&cv.scores_all(), &served.scores_all()) {
             if value + 1e-9 < floor.min {
                 failures.push(format!("{} {} {value:.3} < floor {:.3}", floor.profile, floor.name, floor.min));
             }

@@ -14,8 +14,8 @@ pub struct GridPoint {
 /// A short label of the tuned fusion parameters of `c`.
 pub fn label(c: &BundleConfig) -> String {
     match c.fusion.method {
-        FusionMethod::Convex => format!("convex card {} dense {} pool {} cap {}", c.fusion.card_weight, c.fusion.dense_share, c.fusion.pool, c.page_cap),
-        FusionMethod::Rrf => format!("rrf k {} bm25 {} dense {} top {} cap {}", c.fusion.k, c.fusion.bm25_weight, c.fusion.dense_weight, c.fusion.truncate, c.page_cap),
+        FusionMethod::Convex => format!("k1 {} convex card {} dense {} pool {} cap {}", c.bm25.k1, c.fusion.card_weight, c.fusion.dense_share, c.fusion.pool, c.page_cap),
+        FusionMethod::Rrf => format!("k1 {} rrf k {} bm25 {} dense {} top {} cap {}", c.bm25.k1, c.fusion.k, c.fusion.bm25_weight, c.fusion.dense_weight, c.fusion.truncate, c.page_cap),
     }
 }
 
@@ -52,34 +52,33 @@ pub fn dense_grid(base: &BundleConfig) -> Vec<GridPoint> {
     grid_of(base, variants, |c| format!("card {}", c.fusion.card_weight))
 }
 
-/// The hybrid grid: the page card's share of a section's dense score, the dense share of the
-/// convex fusion, the pool each list contributes and the per-page cap of a bundle; and the
-/// reference's weighted RRF for comparison; `base` first.
+/// The hybrid grid: BM25's `k1`, the page card's share of a section's dense score, the dense
+/// share of the convex fusion and the per-page cap of a bundle (the pool stays 100: 200 was
+/// never chosen); and weighted RRF (k 60) for comparison; `base` first.
 pub fn hybrid_grid(base: &BundleConfig) -> Vec<GridPoint> {
     let mut variants = Vec::new();
-    for card_weight in [0.0, 0.15, 0.3, 0.5] {
-        for dense_share in [0.4, 0.5, 0.6, 0.7] {
-            for pool in [100, 200] {
+    for k1 in [1.2, 2.0] {
+        for card_weight in [0.0, 0.15, 0.3] {
+            for dense_share in [0.4, 0.5, 0.6] {
                 for page_cap in [0, 4] {
                     let mut c = *base;
+                    c.bm25.k1 = k1;
                     c.fusion.method = FusionMethod::Convex;
                     c.fusion.card_weight = card_weight;
                     c.fusion.dense_share = dense_share;
-                    c.fusion.pool = pool;
                     c.page_cap = page_cap;
                     variants.push(c);
                 }
             }
         }
     }
-    for k in [20.0, 60.0] {
-        for (bm25_weight, dense_weight) in [(1.0, 1.0), (1.0, 1.5)] {
-            for truncate in [20, 0] {
-                let mut c = *base;
-                c.fusion.method = FusionMethod::Rrf;
-                (c.fusion.k, c.fusion.bm25_weight, c.fusion.dense_weight, c.fusion.truncate) = (k, bm25_weight, dense_weight, truncate);
-                variants.push(c);
-            }
+    for (bm25_weight, dense_weight) in [(1.0, 1.0), (1.0, 1.5)] {
+        for page_cap in [0, 4] {
+            let mut c = *base;
+            c.fusion.method = FusionMethod::Rrf;
+            (c.fusion.k, c.fusion.bm25_weight, c.fusion.dense_weight, c.fusion.truncate) = (60.0, bm25_weight, dense_weight, 0);
+            c.page_cap = page_cap;
+            variants.push(c);
         }
     }
     grid_of(base, variants, label)

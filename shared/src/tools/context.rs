@@ -8,6 +8,9 @@
 //! ranks (its score is that section's fused score), so `retrieve_context`'s page order is the
 //! bundle's page order; each page carries its best `chunksPerPage` sections in fused order.
 //!
+//! A fault on the dense side (a missing or corrupt shard) is an error here, naming the shard:
+//! bundles degrade to lexical and say so in their coverage, a page list could not.
+//!
 //! `filters` apply after ranking, then the list is cut at `maxPages` — except that a page
 //! holding an exact match of an identifier the query spells (a configuration key, class, file,
 //! flag, path …) is never cut because pages that are only semantically close filled the list:
@@ -118,7 +121,12 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
     let record = |page_key: u32| index.get(&page_key).and_then(|&i| table.pages.get(i)).filter(|p| caller.can_view(p));
 
     // The shared retrieval path: viewable candidates only, fused as bundles fuse them.
-    let ranking = search(reader, &query, RetrievalMode::Hybrid, tools.bundle, caller, tools.bundle.candidates).await?;
+    let mut ranking = search(reader, &query, RetrievalMode::Hybrid, tools.bundle, caller, tools.bundle.candidates).await?;
+    // A page list has no coverage signal to say it lost the dense side: an index fault there
+    // is reported (naming the shard), not hidden behind a lexical-only ranking.
+    if let Some(fault) = ranking.dense_fault.take() {
+        return Err(fault);
+    }
     let PageRanking { pages: ranked, sections } = pages_of(&ranking.sections);
     let total_matched = ranked.len();
     let eligible: Vec<(&PageRecord, f64)> = ranked.iter().filter_map(|&(key, score)| record(key).map(|p| (p, score))).filter(|(p, _)| filter.matches(p)).collect();
