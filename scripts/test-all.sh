@@ -14,7 +14,7 @@ cargo test --workspace --locked
 echo "== reliability: ACL mutation check (the leak suite must fail under each deliberate ACL bug)"
 scripts/acl-mutation.sh
 
-echo "== retrieval evaluation on the real corpus (lexical / dense / hybrid; a ratchet; skips without ../shared/corpus)"
+echo "== retrieval evaluation on the real corpus (section and page level, both profiles, cross-validated, beside the plain baselines; a ratchet; skips without ../shared/corpus)"
 scripts/eval.sh
 
 echo "== publish tests against a local S3-compatible server (moto)"

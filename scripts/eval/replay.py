@@ -19,6 +19,7 @@ import json
 CATEGORIES = ["SIMILARITY", "RELATIONAL", "BOUNDARY", "IDENTIFIER"]
 FOLDS = 5
 BUNDLE = 12
+PAGE_DEPTH = 200  # sections read for the page order, as the eval reads them
 # The shipped defaults (shared/src/bundle.rs): card weight, dense share, pool, page cap.
 SERVED = {"card": 0.15, "dense": 0.5, "pool": 100, "cap": 0, "norm": "minmax"}
 
@@ -118,7 +119,7 @@ def outcome(qid, ranked, golds, ideal):
             hits.append(rank)
         return hits
     pages = []
-    for s, _ in ranked:
+    for s, _ in ranked[:PAGE_DEPTH]:
         if s not in pages:
             pages.append(s)
     return pages.index(ideal[qid]) + 1 if ideal[qid] in pages else None
