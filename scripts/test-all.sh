@@ -5,22 +5,30 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== tools (rustup targets, wasm-bindgen-cli, wasmtime; skipped when present)"
+# Each suite's start is stamped with the time the run has taken so far, so a slow CI log shows
+# where the minutes went.
+suite_started=$SECONDS
+section() {
+    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s] $*"
+    suite_started=$SECONDS
+}
+
+section "tools (rustup targets, wasm-bindgen-cli, wasmtime; skipped when present)"
 scripts/install-tools.sh
 
-echo "== native tests (all crates)"
+section "native tests (all crates)"
 cargo test --workspace --locked
 
-echo "== reliability: ACL mutation check (the leak suite must fail under each deliberate ACL bug)"
+section "reliability: ACL mutation check (the leak suite must fail under each deliberate ACL bug)"
 scripts/acl-mutation.sh
 
-echo "== retrieval evaluation on the real corpus (section and page level, both profiles, cross-validated, beside the plain baselines; a ratchet; skips without ../shared/corpus)"
+section "retrieval evaluation on the real corpus (section and page level, both profiles, cross-validated, beside the plain baselines; a ratchet; skips without ../shared/corpus)"
 scripts/eval.sh
 
-echo "== publish tests against a local S3-compatible server (moto)"
+section "publish tests against a local S3-compatible server (moto)"
 scripts/s3-tests.sh
 
-echo "== edge: native host, Workers in workerd (local R2), Spin component under wasmtime (moto S3): identical responses"
+section "edge: native host, Workers in workerd (local R2), Spin component under wasmtime (moto S3): identical responses"
 # With the model (eval.sh fetched it) the edge index carries vectors and the lite profile, so
 # the suite also covers dense retrieval, the vector lists and the lite table's ranged reads
 # (R2 range gets, HTTP Range requests) on every target; without it, a lexical-only index.
@@ -30,29 +38,29 @@ else
     scripts/edge-tests.sh
 fi
 
-echo "== reliability: bounded load test against the Worker in workerd (wrangler dev, local R2)"
+section "reliability: bounded load test against the Worker in workerd (wrangler dev, local R2)"
 scripts/edge-load-test.sh 500 60
 
-echo "== shell scripts (shellcheck; installed from the OS packages if missing)"
+section "shell scripts (shellcheck; installed from the OS packages if missing)"
 scripts/lint-shell.sh
 
-echo "== MCP: official SDK clients (TypeScript, Python) and the MCP conformance suite against the native host"
+section "MCP: official SDK clients (TypeScript, Python) and the MCP conformance suite against the native host"
 MCP_TESTS_PROFILE=debug scripts/mcp-tests.sh
 
-echo "== the core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
+section "the core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
 cargo build --locked -p wikantik --target wasm32-unknown-unknown
 cargo build --locked -p wikantik --target wasm32-wasip2
 
-echo "== per-function builds: each function's Worker and Spin build checks for its WASM target; each refuses the other functions' routes"
+section "per-function builds: each function's Worker and Spin build checks for its WASM target; each refuses the other functions' routes"
 scripts/per-function-builds.sh
 
-echo "== the core's end-to-end tests inside WASM (Node for Workers, wasmtime for Spin)"
+section "the core's end-to-end tests inside WASM (Node for Workers, wasmtime for Spin)"
 scripts/wasm-tests.sh
 
-echo "== reliability: every fuzz target for a short bounded time (cargo-fuzz, libFuzzer)"
+section "reliability: every fuzz target for a short bounded time (cargo-fuzz, libFuzzer)"
 scripts/fuzz.sh 10
 
-echo "== reliability: bounded load test against the native host"
+section "reliability: bounded load test against the native host"
 scripts/load-test.sh 2000 60
 
-echo "== all tests passed"
+section "all tests passed"
