@@ -4,7 +4,7 @@
 //!   path style, e.g. `https://<account>.r2.cloudflarestorage.com/<bucket>/<prefix>`, or any
 //!   HTTPS origin serving the published objects); when `AWS_ACCESS_KEY_ID` and
 //!   `AWS_SECRET_ACCESS_KEY` are set, every GET is SigV4-signed ([`sigv4`]);
-//! * one instance-level [`IndexHandle`](wikantik::reader::IndexHandle) in a `thread_local!`
+//! * one instance-level [`IndexHandle`](wikantik_serve::reader::IndexHandle) in a `thread_local!`
 //!   (reused while the host reuses the instance): pointer re-read at most every
 //!   `WIKANTIK_POINTER_TTL_SECS`, decoded shards cached by content hash within
 //!   `WIKANTIK_CACHE_MIB`; outbound GETs use `wasi:http@0.2` (see [`spin_impl`]'s `p2_get`)
@@ -17,7 +17,7 @@ pub mod sigv4;
 
 /// Routes served by this build, from its cargo features.
 pub fn route_enabled(path: &str) -> bool {
-    wikantik::service::Surfaces::BUILT.serves(path)
+    wikantik_serve::service::Surfaces::BUILT.serves(path)
 }
 
 /// A base URL split into scheme+authority (`http://host:port`), authority and path prefix
@@ -61,12 +61,12 @@ mod spin_impl {
     use spin_sdk::http::body::IncomingBodyExt;
     use spin_sdk::http::{FullBody, IntoResponse, Request};
     use spin_sdk::http_service;
-    use wikantik::error::{Error as CoreError, Result as CoreResult};
-    use wikantik::http::{Request as CoreRequest, Response as CoreResponse};
-    use wikantik::mcp::McpConfig;
-    use wikantik::reader::{IndexHandle, ShardCache, ShardStore};
-    use wikantik::rest::RestConfig;
-    use wikantik::service::{self, ServiceConfig};
+    use wikantik_serve::format::error::{Error as CoreError, Result as CoreResult};
+    use wikantik_serve::http::{Request as CoreRequest, Response as CoreResponse};
+    use wikantik_serve::mcp::McpConfig;
+    use wikantik_serve::reader::{IndexHandle, ShardCache, ShardStore};
+    use wikantik_serve::rest::RestConfig;
+    use wikantik_serve::service::{self, ServiceConfig};
 
     use super::sigv4::{self, Credentials};
     use super::BaseUrl;
@@ -131,7 +131,7 @@ mod spin_impl {
             match self.fetch(name, Some(&range))? {
                 None => Ok(None),
                 Some((206, body)) if body.len() as u64 == len => Ok(Some(body)),
-                Some((200, body)) => wikantik::reader::slice_range(name, &body, offset, len).map(Some),
+                Some((200, body)) => wikantik_serve::reader::slice_range(name, &body, offset, len).map(Some),
                 Some((206, body)) => Err(CoreError::Invalid(format!("GET {name} {range}: {} bytes, expected {len}", body.len()))),
                 Some((status, _)) => Err(CoreError::Invalid(format!("GET {name} {range}: HTTP {status}, expected 206"))),
             }
@@ -210,7 +210,7 @@ mod spin_impl {
         let ttl_secs = number("WIKANTIK_POINTER_TTL_SECS", 2)?;
         let cache_mib = number("WIKANTIK_CACHE_MIB", 64)?;
         let api_keys = setting("WIKANTIK_API_KEYS").unwrap_or_default();
-        let keys = wikantik::auth::KeyRing::parse(&api_keys).map_err(|e| format!("WIKANTIK_API_KEYS: {e}"))?;
+        let keys = wikantik_serve::auth::KeyRing::parse(&api_keys).map_err(|e| format!("WIKANTIK_API_KEYS: {e}"))?;
         let origins = setting("WIKANTIK_MCP_ALLOWED_ORIGINS").unwrap_or_default();
         let mcp = McpConfig::from_settings(Some(&api_keys), flag("WIKANTIK_MCP_ALLOW_UNRESTRICTED"), Some(&origins))
             .map_err(|e| format!("MCP settings: {e}"))?;

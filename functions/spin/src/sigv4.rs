@@ -19,7 +19,7 @@ pub struct Credentials {
     pub region: String,
 }
 
-use wikantik::hashing::to_hex as hex;
+use wikantik_serve::format::hashing::to_hex as hex;
 
 fn hmac(key: &[u8], data: &str) -> Vec<u8> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes any key length");
@@ -44,7 +44,7 @@ pub fn uri_encode(text: &str, keep_slash: bool) -> String {
 pub fn amz_date(unix_secs: u64) -> String {
     let days = (unix_secs / 86_400) as i64;
     let rem = unix_secs % 86_400;
-    let (y, m, d) = wikantik::dates::civil_from_days(days);
+    let (y, m, d) = wikantik_serve::format::dates::civil_from_days(days);
     format!("{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 

@@ -8,15 +8,15 @@
 //!   every `WIKANTIK_POINTER_TTL_SECS` and decoded shards stay cached by content hash within
 //!   `WIKANTIK_CACHE_MIB` (isolates have 128 MB);
 //! * the clock is the adapter's (`Date.now()`), passed to the core as `now_ms`;
-//! * per request: platform request → [`wikantik::http::Request`] →
-//!   [`wikantik::service::handle`] → platform response. Routes outside this build's
+//! * per request: platform request → [`wikantik_serve::http::Request`] →
+//!   [`wikantik_serve::service::handle`] → platform response. Routes outside this build's
 //!   features answer 404 (see ARCHITECTURE.md, "Per-function deployment").
 //!
 //! Natively this crate is empty (the `worker` crate is a wasm32-only dependency).
 
 /// Routes served by this build, from its cargo features.
 pub fn route_enabled(path: &str) -> bool {
-    wikantik::service::Surfaces::BUILT.serves(path)
+    wikantik_serve::service::Surfaces::BUILT.serves(path)
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -25,12 +25,12 @@ mod worker_impl {
     use std::rc::Rc;
     use std::sync::Arc;
 
-    use wikantik::error::{Error as CoreError, Result as CoreResult};
-    use wikantik::http::{Request as CoreRequest, Response as CoreResponse};
-    use wikantik::mcp::McpConfig;
-    use wikantik::reader::{IndexHandle, ShardCache, ShardStore};
-    use wikantik::rest::RestConfig;
-    use wikantik::service::{self, ServiceConfig};
+    use wikantik_serve::format::error::{Error as CoreError, Result as CoreResult};
+    use wikantik_serve::http::{Request as CoreRequest, Response as CoreResponse};
+    use wikantik_serve::mcp::McpConfig;
+    use wikantik_serve::reader::{IndexHandle, ShardCache, ShardStore};
+    use wikantik_serve::rest::RestConfig;
+    use wikantik_serve::service::{self, ServiceConfig};
     use worker::*;
 
     /// Header carrying the bytes this isolate has fetched from R2 so far (benchmarks read it).
@@ -116,7 +116,7 @@ mod worker_impl {
         let ttl_secs = number(env, "WIKANTIK_POINTER_TTL_SECS", 2)?;
         let cache_mib = number(env, "WIKANTIK_CACHE_MIB", 64)?;
         let api_keys = setting(env, "WIKANTIK_API_KEYS").unwrap_or_default();
-        let keys = wikantik::auth::KeyRing::parse(&api_keys).map_err(|e| Error::RustError(format!("WIKANTIK_API_KEYS: {e}")))?;
+        let keys = wikantik_serve::auth::KeyRing::parse(&api_keys).map_err(|e| Error::RustError(format!("WIKANTIK_API_KEYS: {e}")))?;
         let origins = setting(env, "WIKANTIK_MCP_ALLOWED_ORIGINS").unwrap_or_default();
         let mcp = McpConfig::from_settings(Some(&api_keys), flag(env, "WIKANTIK_MCP_ALLOW_UNRESTRICTED"), Some(&origins))
             .map_err(|e| Error::RustError(format!("MCP settings: {e}")))?;

@@ -1,0 +1,202 @@
+//! Building the vector lists ([`wikantik_format::ivf`] has the format and the probe): spherical
+//! k-means of the section vectors into lists of about [`LIST_ROWS`] rows. Deterministic (fixed
+//! initialisation, fixed iteration count, ties by index): the same vectors always give
+//! byte-identical shards.
+
+use wikantik_format::error::{Error, Result};
+use wikantik_format::ivf::{default_probe, list_count, VectorLists, LIST_ROWS};
+use wikantik_format::lexical::SectionKey;
+use wikantik_format::vectors::VectorPartition;
+
+/// Lloyd iterations of the k-means (the assignment is stable well before this on real data).
+const ITERATIONS: usize = 12;
+
+/// A list may hold at most this many times [`LIST_ROWS`] rows: k-means on text embeddings
+/// makes a few very large clusters, and a list that large would be one expensive fetch.
+const MAX_LIST_FACTOR: usize = 3;
+
+/// Cluster `rows` (unit vectors of `dim` values, any order) into [`list_count`] lists:
+/// the lists' rows as `vectors` partitions (list `i` is partition `i`) and the directory.
+pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>) -> Result<(Vec<VectorPartition>, VectorLists)> {
+    let lists = list_count(rows.len());
+    let vectors: Vec<&[f32]> = rows.iter().map(|(_, v)| v.as_slice()).collect();
+    if let Some(bad) = vectors.iter().position(|v| v.len() != dim) {
+        return Err(Error::Invalid(format!("vector {bad} has {} values, expected {dim}", vectors[bad].len())));
+    }
+    let (centroids, assignment) = if lists <= 1 { (vec![mean_direction(&vectors, dim)], vec![0; vectors.len()]) } else { kmeans(&vectors, dim, lists) };
+    let mut members: Vec<Vec<(SectionKey, Vec<f32>)>> = vec![Vec::new(); centroids.len()];
+    for ((key, vector), list) in rows.into_iter().zip(assignment) {
+        members[list].push((key, vector));
+    }
+    let sizes: Vec<u32> = members.iter().map(|m| m.len() as u32).collect();
+    let partitions = members.into_iter().map(|m| VectorPartition::quantize(dim, m)).collect::<Result<Vec<_>>>()?;
+    let centroid_rows = centroids.into_iter().enumerate().map(|(i, c)| (SectionKey(i as u64), c)).collect();
+    let directory = VectorLists { centroids: VectorPartition::quantize(dim, centroid_rows)?, probe: default_probe(sizes.len()) as u32, rows: sizes };
+    Ok((partitions, directory))
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+fn mean_direction(vectors: &[&[f32]], dim: usize) -> Vec<f32> {
+    let mut sum = vec![0f32; dim];
+    for v in vectors {
+        sum.iter_mut().zip(v.iter()).for_each(|(s, x)| *s += x);
+    }
+    normalise(&mut sum);
+    sum
+}
+
+/// Spherical k-means: centroids start at evenly spaced rows (rows are in key order, i.e.
+/// spread over the wiki), then [`ITERATIONS`] rounds of assign-to-most-similar and
+/// re-centre; an emptied list restarts at the row least similar to its own centroid. The
+/// final assignment caps lists at [`MAX_LIST_FACTOR`] × [`LIST_ROWS`] rows, sending the
+/// overflow (the rows that fit their list least well) to their next most similar list.
+fn kmeans(vectors: &[&[f32]], dim: usize, lists: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
+    let n = vectors.len();
+    let mut centroids: Vec<Vec<f32>> = (0..lists).map(|i| vectors[i * n / lists].to_vec()).collect();
+    let mut assignment = vec![0usize; n];
+    for _ in 0..ITERATIONS {
+        let mut fit = vec![0f32; n];
+        for (i, v) in vectors.iter().enumerate() {
+            let (best, score) = centroids
+                .iter()
+                .enumerate()
+                .map(|(c, centroid)| (c, dot(v, centroid)))
+                .fold((0, f32::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
+            assignment[i] = best;
+            fit[i] = score;
+        }
+        let mut sums = vec![vec![0f32; dim]; lists];
+        let mut counts = vec![0usize; lists];
+        for (v, &c) in vectors.iter().zip(&assignment) {
+            counts[c] += 1;
+            sums[c].iter_mut().zip(v.iter()).for_each(|(s, x)| *s += x);
+        }
+        let mut worst: Vec<usize> = (0..n).collect();
+        worst.sort_by(|&a, &b| fit[a].total_cmp(&fit[b]).then(a.cmp(&b)));
+        let mut reseeds = worst.into_iter();
+        for (c, sum) in sums.into_iter().enumerate() {
+            if counts[c] == 0 {
+                if let Some(row) = reseeds.next() {
+                    centroids[c] = vectors[row].to_vec();
+                }
+            } else {
+                centroids[c] = sum;
+                normalise(&mut centroids[c]);
+            }
+        }
+    }
+    let capacity = MAX_LIST_FACTOR * LIST_ROWS.max(n.div_ceil(lists));
+    let mut ranked: Vec<(usize, Vec<(usize, f32)>)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut order: Vec<(usize, f32)> = centroids.iter().enumerate().map(|(c, centroid)| (c, dot(v, centroid))).collect();
+            order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            (i, order)
+        })
+        .collect();
+    // Best-fitting rows claim their list first, so the capped overflow is the worst fits.
+    ranked.sort_by(|a, b| b.1[0].1.total_cmp(&a.1[0].1).then(a.0.cmp(&b.0)));
+    let mut counts = vec![0usize; lists];
+    for (i, order) in ranked {
+        let list = order.iter().map(|(c, _)| *c).find(|&c| counts[c] < capacity).unwrap_or(order[0].0);
+        counts[list] += 1;
+        assignment[i] = list;
+    }
+    (centroids, assignment)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit_vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+        let mut state = seed;
+        (0..n)
+            .map(|_| {
+                let mut v: Vec<f32> = (0..dim)
+                    .map(|_| {
+                        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+                    })
+                    .collect();
+                normalise(&mut v);
+                v
+            })
+            .collect()
+    }
+
+    /// `groups` tight clusters around random directions.
+    fn clustered(groups: usize, per_group: usize, dim: usize) -> Vec<(SectionKey, Vec<f32>)> {
+        let centres = unit_vectors(groups, dim, 11);
+        let noise = unit_vectors(groups * per_group, dim, 12);
+        (0..groups * per_group)
+            .map(|i| {
+                let mut v: Vec<f32> = centres[i % groups].iter().zip(&noise[i]).map(|(c, e)| c + 0.3 * e).collect();
+                normalise(&mut v);
+                (SectionKey(i as u64), v)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn small_indexes_keep_one_list_that_holds_everything() {
+        let rows = clustered(4, 50, 32);
+        let (lists, directory) = build(32, rows.clone()).unwrap();
+        assert_eq!((lists.len(), directory.rows.clone(), directory.probe), (1, vec![200], 1));
+        assert_eq!(lists[0].keys, rows.iter().map(|(k, _)| k.0).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_row_lands_in_exactly_one_list_and_lists_are_capped() {
+        let rows = clustered(20, 150, 48);
+        let (lists, directory) = build(48, rows.clone()).unwrap();
+        assert_eq!(lists.len(), list_count(3000));
+        assert_eq!(directory.len(), lists.len());
+        let mut seen: Vec<u64> = lists.iter().flat_map(|l| l.keys.iter().copied()).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..3000).collect::<Vec<_>>());
+        for (list, &size) in lists.iter().zip(&directory.rows) {
+            assert_eq!(list.keys.len(), size as usize);
+            assert!(list.keys.len() <= MAX_LIST_FACTOR * LIST_ROWS, "list of {}", list.keys.len());
+        }
+        assert_eq!(directory.probe as usize, default_probe(lists.len()));
+    }
+
+    #[test]
+    fn the_nearest_list_holds_a_rows_own_cluster() {
+        let rows = clustered(20, 150, 48);
+        let (lists, directory) = build(48, rows.clone()).unwrap();
+        let list_of = |key: u64| lists.iter().position(|l| l.keys.contains(&key)).unwrap();
+        // A query equal to a stored row finds that row in its first probed list.
+        let mut hits = 0;
+        for (key, vector) in rows.iter().step_by(37) {
+            let nearest = directory.nearest(vector, 1).unwrap();
+            hits += usize::from(nearest[0] as usize == list_of(key.0));
+        }
+        assert!(hits * 10 >= rows.iter().step_by(37).count() * 9, "{hits}");
+    }
+
+    #[test]
+    fn builds_are_deterministic() {
+        let rows = clustered(10, 300, 24);
+        assert_eq!(build(24, rows.clone()).unwrap(), build(24, rows).unwrap());
+    }
+
+    #[test]
+    fn wrong_dimension_is_an_error() {
+        let mut rows = clustered(2, 5, 8);
+        rows[3].1.pop();
+        assert!(build(8, rows).is_err());
+    }
+}

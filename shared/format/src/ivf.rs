@@ -1,0 +1,88 @@
+//! Vector lists: the section vectors grouped by topic so a query fetches only a few groups.
+//!
+//! At build time the section embeddings are clustered by spherical k-means into lists of about
+//! [`LIST_ROWS`] rows (an inverted-file index, IVF). Each list is one `vectors` shard (a
+//! [`VectorPartition`] of the sections nearest its centroid), and one small `vector-lists`
+//! shard holds the centroids ([`VectorLists`]). A query is compared with the centroids, then
+//! scanned exactly — the same int8 SIMD scan as before — against the rows of its
+//! [`VectorLists::probe`] nearest lists only. A cold instance therefore fetches the centroids
+//! and a handful of lists instead of every vector: on the 1,201-page corpus (16,529 sections,
+//! 6.8 MB of int8 vectors) a query reads about a tenth of them (README, "Edge tests and
+//! benchmark", and `index-builder eval`'s `ivf` lines for what it costs in recall).
+//!
+//! Indexes of fewer than [`IVF_MIN_ROWS`] sections keep one list: an exact scan of everything,
+//! which at that size costs less to fetch than a cold request's other shards.
+//!
+//! Everything here is deterministic (fixed initialisation, fixed iteration count, ties by
+//! index), so the same vectors always give byte-identical shards.
+
+use serde::{Deserialize, Serialize};
+
+use crate::vectors::VectorPartition;
+use crate::error::{Error, Result};
+
+
+/// Rows a list aims at: 128 × 384 int8 ≈ 49 KB, about one small fetch.
+pub const LIST_ROWS: usize = 128;
+
+/// Below this many sections the index keeps a single list (an exact scan).
+pub const IVF_MIN_ROWS: usize = 2_048;
+
+/// Share of the lists a query scans by default (at least [`MIN_PROBE`]), chosen from the
+/// recall of the probed scan against the exact one on the real corpus (`index-builder eval`).
+pub const PROBE_SHARE: f64 = 0.125;
+
+/// Fewest lists a query scans when there are several.
+pub const MIN_PROBE: usize = 4;
+
+
+
+/// Payload of the `vector-lists` shard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VectorLists {
+    /// The lists' centroids (unit length, int8 like the section vectors); `keys[i] = i`.
+    pub centroids: VectorPartition,
+    /// Rows in each list (the `vectors` partition of the same number).
+    pub rows: Vec<u32>,
+    /// How many of the nearest lists a query scans.
+    pub probe: u32,
+}
+
+impl VectorLists {
+    /// Number of lists.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The `probe` lists whose centroids are most similar to `query`, best first.
+    pub fn nearest(&self, query: &[f32], probe: usize) -> Result<Vec<u32>> {
+        if self.centroids.keys.len() != self.rows.len() {
+            return Err(Error::Invalid("vector-lists shard: centroids and list sizes differ in number".into()));
+        }
+        let mut scored = Vec::with_capacity(self.rows.len());
+        self.centroids.scan(query, &mut scored)?;
+        let best = crate::vectors::top_k(scored, probe.max(1));
+        best.into_iter()
+            .map(|(key, _)| u32::try_from(key.0).map_err(|_| Error::Invalid("vector-lists shard: list number out of range".into())))
+            .collect()
+    }
+}
+
+/// How many lists a build of `rows` sections gets.
+pub fn list_count(rows: usize) -> usize {
+    if rows < IVF_MIN_ROWS {
+        1
+    } else {
+        (rows + LIST_ROWS / 2) / LIST_ROWS
+    }
+}
+
+/// The default probe for `lists` lists: [`PROBE_SHARE`] of them, at least [`MIN_PROBE`].
+pub fn default_probe(lists: usize) -> usize {
+    ((lists as f64 * PROBE_SHARE).ceil() as usize).max(MIN_PROBE).min(lists.max(1))
+}
+

@@ -1,0 +1,300 @@
+//! The graph and SPARQL REST routes (shapes in the README, "Graph and SPARQL API"):
+//!
+//! * `GET /api/graph/pages/{slug}/neighbours?direction=out|in|both&depth=1..3&limit=1..500`
+//! * `GET /api/graph/clusters`, `GET /api/graph/clusters/{name}` (the cluster spine)
+//! * `GET /api/graph/kg/nodes/{name}` and `GET /api/graph/kg/traverse?start=…&max_depth=…&min_shared_chunks=…&min_tier=…`
+//!   (the `get_node` and `traverse` tools' shapes)
+//! * `GET|POST /sparql` per the SPARQL 1.1 protocol (query parameter, form-encoded body,
+//!   `application/sparql-query` body)
+//!
+//! The ACL gate: a page the caller may not view is neither a start, a result nor a step of
+//! the neighbour search (so a public hub linking to a restricted page reveals nothing), it is
+//! not a cluster member or hub, and a cluster with no viewable member does not exist. SPARQL
+//! sees only the triples of viewable pages.
+
+use std::collections::{BTreeSet, HashSet};
+
+use serde_json::{json, Value};
+
+use wikantik_access::access::Caller;
+use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::error::Error;
+use wikantik_format::graph::PageGraph;
+use wikantik_http::{parse_form, Request, Response};
+use wikantik_format::markup::url_decode;
+use wikantik_mcp::ToolOutcome;
+use crate::reader::{IndexReader, ShardStore};
+use crate::rest::RestConfig;
+use crate::tools::KnowledgeTools;
+
+/// Deepest neighbour search and largest neighbour list.
+pub const MAX_DEPTH: u32 = 3;
+pub const MAX_NEIGHBOURS: usize = 500;
+/// Default neighbour list size.
+pub const DEFAULT_NEIGHBOURS: usize = 50;
+
+/// Content type of SPARQL JSON results.
+pub const SPARQL_JSON: &str = "application/sparql-results+json";
+
+/// Is this a path these routes serve?
+pub fn is_graph_path(path: &str) -> bool {
+    path == "/sparql" || path == "/api/graph/clusters" || path.starts_with("/api/graph/")
+}
+
+/// An index fault is a 503 as on every REST route ([`crate::rest::unavailable`]); anything
+/// else reading the graph's shards is a 500.
+fn index_error(e: &Error) -> Response {
+    if e.is_index_fault() {
+        crate::rest::unavailable(e)
+    } else {
+        Response::error(500, "graph request failed")
+    }
+}
+
+/// Route a graph request (`/api/graph/...`; the method was checked by the caller, `/sparql`
+/// goes to [`sparql`]).
+#[cfg(feature = "graph")]
+pub async fn handle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, path: &str, config: &RestConfig, caller: &Caller) -> Response {
+    if request.method == "POST" {
+        return Response::error(405, "method not allowed").with_header("allow", "GET");
+    }
+    let rest = path.trim_start_matches("/api/graph/");
+    if let Some(slug) = rest.strip_prefix("pages/").and_then(|r| r.strip_suffix("/neighbours")) {
+        return neighbours(reader, request, &url_decode(slug, false), caller).await;
+    }
+    if rest == "clusters" {
+        return clusters(reader, caller, None).await;
+    }
+    if let Some(name) = rest.strip_prefix("clusters/") {
+        return clusters(reader, caller, Some(&url_decode(name, false))).await;
+    }
+    let tools = KnowledgeTools { reader, bundle: &config.bundle, briefing: &config.briefing };
+    let (tool, args) = if let Some(name) = rest.strip_prefix("kg/nodes/") {
+        ("get_node", json!({ "node": url_decode(name, false) }))
+    } else if rest == "kg/traverse" {
+        let Some(start) = request.query_param("start").filter(|s| !s.trim().is_empty()) else {
+            return Response::error(400, "start parameter required");
+        };
+        let mut args = json!({ "start_node": start });
+        for name in ["max_depth", "min_shared_chunks"] {
+            if let Some(raw) = request.query_param(name) {
+                match raw.trim().parse::<i64>() {
+                    Ok(n) => args[name] = json!(n),
+                    Err(_) => return Response::error(400, &format!("{name} must be an integer")),
+                }
+            }
+        }
+        if let Some(tier) = request.query_param("min_tier") {
+            args["min_tier"] = json!(tier);
+        }
+        ("traverse", args)
+    } else {
+        return Response::error(404, "not found");
+    };
+    match tools.call_graph_tool(tool, &args, caller).await {
+        Ok(ToolOutcome::Json(v)) => Response::json(200, &v),
+        Ok(ToolOutcome::Markdown(text)) => Response::text(200, "text/plain; charset=UTF-8", text),
+        Ok(ToolOutcome::Error { message, .. }) => Response::error(400, &message),
+        Err(e) if e.is_index_fault() => crate::rest::unavailable(&e),
+        Err(e @ Error::NotFound(_)) => Response::error(404, &e.to_string()),
+        Err(e) => Response::error(400, &e.to_string()),
+    }
+}
+
+fn page_json(p: &PageRecord) -> Value {
+    json!({ "slug": p.slug, "title": p.title, "canonicalId": p.canonical_id, "type": p.page_type })
+}
+
+/// Breadth-first search over viewable pages only.
+fn viewable_neighbours(graph: &PageGraph, start: u32, direction: &str, depth: u32, limit: usize, ok: &dyn Fn(u32) -> bool) -> Vec<(u32, u32)> {
+    let mut seen = BTreeSet::from([start]);
+    let mut frontier = vec![start];
+    let mut out = Vec::new();
+    for distance in 1..=depth {
+        let mut next = BTreeSet::new();
+        for &n in &frontier {
+            let outgoing: &[u32] = if direction != "in" { graph.out_links(n) } else { &[] };
+            let incoming: &[u32] = if direction != "out" { graph.in_links(n) } else { &[] };
+            next.extend(outgoing.iter().chain(incoming).copied().filter(|m| !seen.contains(m) && ok(*m)));
+        }
+        for &m in &next {
+            if out.len() >= limit {
+                return out;
+            }
+            seen.insert(m);
+            out.push((m, distance));
+        }
+        if next.is_empty() {
+            break;
+        }
+        frontier = next.into_iter().collect();
+    }
+    out
+}
+
+async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, slug: &str, caller: &Caller) -> Response {
+    let direction = match request.query_param("direction").as_deref().map(str::trim) {
+        None | Some("") | Some("both") => "both",
+        Some("out") => "out",
+        Some("in") => "in",
+        Some(_) => return Response::error(400, "direction must be 'out', 'in' or 'both'"),
+    };
+    let depth = match request.query_param("depth").map(|d| d.trim().parse::<u32>()) {
+        None => 1,
+        Some(Ok(d)) if (1..=MAX_DEPTH).contains(&d) => d,
+        Some(_) => return Response::error(400, &format!("depth must be an integer between 1 and {MAX_DEPTH}")),
+    };
+    let limit = match request.query_param("limit").map(|d| d.trim().parse::<usize>()) {
+        None => DEFAULT_NEIGHBOURS,
+        Some(Ok(l)) if (1..=MAX_NEIGHBOURS).contains(&l) => l,
+        Some(_) => return Response::error(400, &format!("limit must be an integer between 1 and {MAX_NEIGHBOURS}")),
+    };
+    let (table, graph) = futures_util::join!(reader.pages(), reader.graph());
+    let (table, graph) = match (table, graph) {
+        (Ok(t), Ok(g)) => (t, g),
+        (Err(e), _) | (_, Err(e)) => return index_error(&e),
+    };
+    let graph = &graph.graph;
+    let Some(page) = caller.page(&table, slug) else {
+        #[cfg(feature = "acl-mutation")]
+        if let Some(message) = wikantik_format::mutation::restricted_wording(&table, slug) {
+            return Response::error(404, &message);
+        }
+        return Response::error(404, "page not found");
+    };
+    let Some(node) = graph.node(&page.slug) else { return Response::error(404, "page not found") };
+    let ok = |n: u32| graph.slug(n).and_then(|s| caller.page(&table, s)).is_some();
+    let found = viewable_neighbours(graph, node, direction, depth, limit, &ok);
+    #[cfg(feature = "acl-mutation")]
+    let found: Vec<(u32, u32)> = if wikantik_format::mutation::active() == wikantik_format::mutation::Mutation::GraphSteps {
+        let everything = viewable_neighbours(graph, node, direction, depth, usize::MAX, &|_| true);
+        everything.into_iter().filter(|(n, _)| ok(*n)).take(limit).collect()
+    } else {
+        found
+    };
+    let items: Vec<Value> = found
+        .into_iter()
+        .filter_map(|(n, d)| {
+            let p = table.by_slug(graph.slug(n)?)?;
+            let mut v = page_json(p);
+            v["distance"] = json!(d);
+            Some(v)
+        })
+        .collect();
+    Response::json(200, &json!({ "slug": page.slug, "direction": direction, "depth": depth, "count": items.len(), "neighbours": items }))
+}
+
+/// One cluster as seen by the caller, or `None` when the caller does not see it (it may view
+/// neither its hub nor a member: `Spine::is_visible`, the rule the knowledge graph and SPARQL
+/// follow too).
+fn cluster_json(spine: &wikantik_format::spine::Spine, table: &PageTable, caller: &Caller, name: &str, with_members: bool) -> Option<Value> {
+    let cluster = spine.cluster(name)?;
+    let sees = |slug: &str| caller.page(table, slug).is_some();
+    if !spine.is_visible(name, &sees) {
+        return None;
+    }
+    let members: Vec<&PageRecord> = spine.members(name).iter().filter_map(|s| caller.page(table, s)).collect();
+    let hub = cluster.hub.as_deref().and_then(|h| caller.page(table, h)).map(page_json);
+    let subs: Vec<&str> = cluster.sub_clusters.iter().filter(|s| spine.is_visible(s, &sees)).map(String::as_str).collect();
+    let mut v = json!({
+        "name": cluster.name,
+        "parent": cluster.name.split_once('/').map(|(p, _)| p),
+        "hub": hub,
+        "memberCount": members.len(),
+        "subClusters": subs,
+    });
+    if with_members {
+        let direct: HashSet<&str> = cluster.direct_members.iter().map(String::as_str).collect();
+        v["members"] = members
+            .iter()
+            .map(|p| {
+                let mut m = page_json(p);
+                m["direct"] = json!(direct.contains(p.slug.as_str()));
+                m
+            })
+            .collect();
+    }
+    Some(v)
+}
+
+async fn clusters<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller, name: Option<&str>) -> Response {
+    let (table, spine) = futures_util::join!(reader.pages(), reader.spine());
+    let (table, spine) = match (table, spine) {
+        (Ok(t), Ok(s)) => (t, s),
+        (Err(e), _) | (_, Err(e)) => return index_error(&e),
+    };
+    let spine = &spine.spine;
+    match name {
+        Some(name) => match cluster_json(spine, &table, caller, name, true) {
+            Some(v) => Response::json(200, &v),
+            None => Response::error(404, "cluster not found"),
+        },
+        None => {
+            let list: Vec<Value> = spine.clusters.iter().filter_map(|c| cluster_json(spine, &table, caller, &c.name, false)).collect();
+            Response::json(200, &json!({ "count": list.len(), "clusters": list }))
+        }
+    }
+}
+
+/// The query text of a SPARQL protocol request, or the 400 to answer.
+#[cfg(feature = "sparql")]
+fn sparql_text(request: &Request) -> Result<String, Response> {
+    let update_rejected = || Response::error(400, "invalid SPARQL query (note: UPDATE is not allowed): SPARQL UPDATE requests are not accepted");
+    let query = match request.method.as_str() {
+        "GET" | "HEAD" => {
+            if request.query_param("update").is_some() {
+                return Err(update_rejected());
+            }
+            request.query_param("query")
+        }
+        _ => {
+            let content_type = request.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            let body = String::from_utf8_lossy(&request.body).into_owned();
+            match content_type.as_str() {
+                "application/sparql-query" => Some(body),
+                "application/sparql-update" => return Err(update_rejected()),
+                "application/x-www-form-urlencoded" | "" => {
+                    let form = parse_form(&body);
+                    if form.iter().any(|(k, _)| k == "update") {
+                        return Err(update_rejected());
+                    }
+                    form.into_iter().find(|(k, _)| k == "query").map(|(_, v)| v).or_else(|| request.query_param("query"))
+                }
+                other => return Err(Response::error(415, &format!("unsupported content type {other}; use application/sparql-query or application/x-www-form-urlencoded"))),
+            }
+        }
+    };
+    query.filter(|q| !q.trim().is_empty()).ok_or_else(|| Response::error(400, "missing 'query'"))
+}
+
+/// `GET|POST /sparql`.
+#[cfg(feature = "sparql")]
+pub async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, caller: &Caller) -> Response {
+    let query = match sparql_text(request) {
+        Ok(q) => q,
+        Err(r) => return r,
+    };
+    let compact = match request.query_param("format").as_deref().map(str::trim) {
+        None | Some("") | Some("standard") | Some("json") => false,
+        Some("compact") => true,
+        Some(_) => return Response::error(400, "format must be 'standard' or 'compact'"),
+    };
+    let predicates = wikantik_sparql::ontology::query_predicates(&query);
+    let (table, store, projection) = futures_util::join!(reader.pages(), reader.rdf_for(predicates.as_deref()), reader.rdf_projection());
+    let (table, store, projection) = match (table, store, projection) {
+        (Ok(t), Ok(s), Ok(p)) => (t, s, p),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return index_error(&e),
+    };
+    let keys = match crate::sparql_access::sparql_viewable_keys(&table, caller, projection) {
+        Ok(keys) => keys,
+        Err(e) => return index_error(&e),
+    };
+    match wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k)) {
+        Ok(results) if compact => Response::json(200, &results.to_compact_json()),
+        Ok(results) => match results.to_turtle() {
+            Some(turtle) => Response::text(200, "text/turtle; charset=UTF-8", turtle),
+            None => Response::json(200, &results.to_json()).with_header("content-type", SPARQL_JSON),
+        },
+        Err(e) => Response::error(400, &crate::tools::sparql_error_message(e)),
+    }
+}

@@ -1,0 +1,544 @@
+//! Reading an index: pointer → manifest → the shards a request needs.
+//!
+//! The core does no I/O itself: a platform adapter implements [`ShardStore`] (a directory,
+//! an R2 binding, an HTTP origin) and the [`IndexReader`] asks it for objects by name. The
+//! reader pins one manifest for its whole life, so everything it returns comes from one
+//! build. Decoded shards are kept in a [`ShardCache`] keyed by content hash, which can be
+//! shared by successive readers (a new build reuses every shard it did not change) and is
+//! bounded in bytes.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::join_all;
+use serde::de::DeserializeOwned;
+
+use wikantik_format::catalog::PageTable;
+use wikantik_format::payload::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
+use wikantik_format::error::{Error, Result};
+use wikantik_format::manifest::Manifest;
+use wikantik_format::shard::{decode_shard_sized, Pointer, ShardEntry, ShardKind, POINTER_NAME};
+
+/// Where shards come from. `get` returns `Ok(None)` when the object does not exist.
+#[allow(async_fn_in_trait)]
+pub trait ShardStore {
+    async fn get(&self, name: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Bytes `offset .. offset + len` of an object (`Ok(None)` when it does not exist), for
+    /// blob objects read by block (`static-rows`). The default reads the whole object and
+    /// slices it — correct, not cheap; stores that can read a range override it, and count
+    /// only the bytes they fetched. Fewer bytes than asked for is an error (the reader also
+    /// checks).
+    async fn get_range(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        match self.get(name).await? {
+            Some(bytes) => slice_range(name, &bytes, offset, len).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Bytes `offset .. offset + len` of `bytes` (the object `name`), or an error naming the
+/// object when the range runs past its end.
+pub fn slice_range(name: &str, bytes: &[u8], offset: u64, len: u64) -> Result<Vec<u8>> {
+    let range = usize::try_from(offset)
+        .ok()
+        .zip(usize::try_from(len).ok())
+        .and_then(|(start, len)| Some(start..start.checked_add(len)?));
+    range.and_then(|r| bytes.get(r)).map(<[u8]>::to_vec).ok_or_else(|| Error::StoreUnavailable {
+        name: name.to_string(),
+        message: format!("range {offset}+{len} runs past the object's end ({} bytes)", bytes.len()),
+    })
+}
+
+/// Read one object; a failure of the store itself becomes [`Error::StoreUnavailable`] naming
+/// the object, so every surface reports it as the deployment's problem (503), not the caller's.
+async fn fetch<S: ShardStore>(store: &S, name: &str) -> Result<Option<Vec<u8>>> {
+    store.get(name).await.map_err(|e| store_error(name, e))
+}
+
+/// A failure of the store reading `name`, as [`Error::StoreUnavailable`] naming it.
+fn store_error(name: &str, e: Error) -> Error {
+    match e {
+        e @ Error::StoreUnavailable { .. } => e,
+        other => Error::StoreUnavailable { name: name.to_string(), message: other.to_string() },
+    }
+}
+
+/// Read `len` bytes at `offset` of one object, like [`fetch`]; a missing object is
+/// [`Error::MissingShard`] and a short answer is [`Error::StoreUnavailable`], both naming it.
+async fn fetch_range<S: ShardStore>(store: &S, name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let bytes = store
+        .get_range(name, offset, len)
+        .await
+        .map_err(|e| store_error(name, e))?
+        .ok_or_else(|| Error::MissingShard { name: name.to_string() })?;
+    if bytes.len() as u64 != len {
+        return Err(Error::StoreUnavailable {
+            name: name.to_string(),
+            message: format!("asked for {len} bytes at {offset}, got {}", bytes.len()),
+        });
+    }
+    Ok(bytes)
+}
+
+/// Decoded shards keyed by SHA-256, evicting the least recently used past a byte budget
+/// (measured as the shards' encoded sizes).
+pub struct ShardCache {
+    inner: Mutex<CacheInner>,
+}
+
+struct CacheInner {
+    capacity_bytes: u64,
+    used_bytes: u64,
+    clock: u64,
+    entries: BTreeMap<String, CacheSlot>,
+}
+
+struct CacheSlot {
+    value: Arc<dyn Any + Send + Sync>,
+    size: u64,
+    last_used: u64,
+}
+
+impl ShardCache {
+    pub fn new(capacity_bytes: u64) -> ShardCache {
+        ShardCache {
+            inner: Mutex::new(CacheInner { capacity_bytes, used_bytes: 0, clock: 0, entries: BTreeMap::new() }),
+        }
+    }
+
+    fn get<T: Send + Sync + 'static>(&self, sha256: &str) -> Option<Arc<T>> {
+        let mut inner = self.inner.lock().ok()?;
+        inner.clock += 1;
+        let now = inner.clock;
+        let slot = inner.entries.get_mut(sha256)?;
+        slot.last_used = now;
+        slot.value.clone().downcast::<T>().ok()
+    }
+
+    fn insert<T: Send + Sync + 'static>(&self, sha256: &str, size: u64, value: Arc<T>) {
+        let Ok(mut inner) = self.inner.lock() else { return };
+        inner.clock += 1;
+        let now = inner.clock;
+        if let Some(old) = inner.entries.insert(sha256.to_string(), CacheSlot { value, size, last_used: now }) {
+            inner.used_bytes = inner.used_bytes.saturating_sub(old.size);
+        }
+        inner.used_bytes += size;
+        while inner.used_bytes > inner.capacity_bytes && inner.entries.len() > 1 {
+            let oldest = inner
+                .entries
+                .iter()
+                .filter(|(k, _)| k.as_str() != sha256)
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone());
+            match oldest.and_then(|k| inner.entries.remove(&k)) {
+                Some(evicted) => inner.used_bytes = inner.used_bytes.saturating_sub(evicted.size),
+                None => break,
+            }
+        }
+    }
+
+    /// Bytes currently held and number of shards.
+    pub fn usage(&self) -> (u64, usize) {
+        self.inner.lock().map(|i| (i.used_bytes, i.entries.len())).unwrap_or((0, 0))
+    }
+}
+
+impl Default for ShardCache {
+    /// 64 MiB: half a Workers isolate.
+    fn default() -> Self {
+        ShardCache::new(64 << 20)
+    }
+}
+
+/// A reader pinned to one manifest.
+pub struct IndexReader<S> {
+    store: S,
+    pointer: Pointer,
+    manifest: Arc<Manifest>,
+    cache: Arc<ShardCache>,
+}
+
+impl<S: ShardStore> IndexReader<S> {
+    /// Read the pointer and the manifest it names.
+    pub async fn open(store: S, cache: Arc<ShardCache>) -> Result<IndexReader<S>> {
+        let pointer_bytes = fetch(&store, POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
+        let pointer = Pointer::from_json(&pointer_bytes)?;
+        IndexReader::open_at(store, pointer, cache).await
+    }
+
+    /// Open the manifest named by an already-read pointer.
+    pub async fn open_at(store: S, pointer: Pointer, cache: Arc<ShardCache>) -> Result<IndexReader<S>> {
+        let manifest = match cache.get::<Manifest>(&pointer.sha256) {
+            Some(m) => m,
+            None => {
+                let bytes = fetch(&store, &pointer.manifest)
+                    .await?
+                    .ok_or_else(|| Error::MissingShard { name: pointer.manifest.clone() })?;
+                let manifest = Arc::new(Manifest::decode(&pointer, &bytes)?);
+                cache.insert(&pointer.sha256, bytes.len() as u64, manifest.clone());
+                manifest
+            }
+        };
+        Ok(IndexReader { store, pointer, manifest, cache })
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn pointer(&self) -> &Pointer {
+        &self.pointer
+    }
+
+    pub fn build_id(&self) -> &str {
+        &self.manifest.build_id
+    }
+
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Load and decode one shard (from the cache when possible).
+    pub async fn load<T: DeserializeOwned + Send + Sync + 'static>(&self, entry: &ShardEntry) -> Result<Arc<T>> {
+        if let Some(hit) = self.cache.get::<T>(&entry.sha256) {
+            return Ok(hit);
+        }
+        let bytes = fetch(&self.store, &entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+        let (value, decoded_size) = decode_shard_sized::<T>(entry, &bytes)?;
+        let value = Arc::new(value);
+        self.cache.insert(&entry.sha256, decoded_size.max(entry.size), value.clone());
+        Ok(value)
+    }
+
+    /// A value derived from one shard (e.g. the query encoder built from the `model` shard),
+    /// computed once and kept in the cache under `<tag>:<sha256>` like a decoded shard. The
+    /// raw bytes are fetched, verified and handed to `derive` as the decoded payload `P`,
+    /// which is then dropped, so only the derived value stays in memory.
+    pub async fn load_derived<P, T>(&self, entry: &ShardEntry, tag: &str, derive: impl FnOnce(P) -> Result<T>) -> Result<Arc<T>>
+    where
+        P: DeserializeOwned,
+        T: Send + Sync + 'static,
+    {
+        let key = format!("{tag}:{}", entry.sha256);
+        if let Some(hit) = self.cache.get::<T>(&key) {
+            return Ok(hit);
+        }
+        let bytes = fetch(&self.store, &entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+        let (payload, decoded_size) = decode_shard_sized::<P>(entry, &bytes)?;
+        drop(bytes);
+        let value = Arc::new(derive(payload)?);
+        self.cache.insert(&key, decoded_size.max(entry.size), value.clone());
+        Ok(value)
+    }
+
+    /// Block `block` of a blob object (`entry`, e.g. the `static-rows` of the lite encoder):
+    /// bytes `offset .. offset + len` fetched by range, checked against `sha256` (the block's
+    /// hash as its head lists it; a mismatch names the object and the block), decoded by
+    /// `decode` and cached under `<object sha256>:<block>`, so warm queries reuse it and the
+    /// cache's byte budget counts it.
+    pub async fn load_block<T: Send + Sync + 'static>(
+        &self,
+        entry: &ShardEntry,
+        block: u64,
+        (offset, len): (u64, u64),
+        sha256: &[u8; 32],
+        decode: impl FnOnce(&[u8]) -> Result<T>,
+    ) -> Result<Arc<T>> {
+        let key = format!("{}:{block}", entry.sha256);
+        if let Some(hit) = self.cache.get::<T>(&key) {
+            return Ok(hit);
+        }
+        let bytes = fetch_range(&self.store, &entry.name, offset, len).await?;
+        let actual = wikantik_format::hashing::sha256(&bytes);
+        if &actual != sha256 {
+            return Err(Error::ShardHashMismatch {
+                name: format!("{} block {block}", entry.name),
+                expected: wikantik_format::hashing::to_hex(sha256),
+                actual: wikantik_format::hashing::to_hex(&actual),
+            });
+        }
+        let value = Arc::new(decode(&bytes)?);
+        self.cache.insert(&key, len, value.clone());
+        Ok(value)
+    }
+
+    /// Load several shards of one type concurrently.
+    pub async fn load_many<T: DeserializeOwned + Send + Sync + 'static>(&self, entries: &[&ShardEntry]) -> Result<Vec<Arc<T>>> {
+        join_all(entries.iter().map(|e| self.load::<T>(e))).await.into_iter().collect()
+    }
+
+    pub async fn pages(&self) -> Result<Arc<PageTable>> {
+        self.load(self.manifest.single(ShardKind::Pages)?).await
+    }
+
+    pub async fn graph(&self) -> Result<Arc<GraphShard>> {
+        self.load(self.manifest.single(ShardKind::Graph)?).await
+    }
+
+    pub async fn spine(&self) -> Result<Arc<SpineShard>> {
+        self.load(self.manifest.single(ShardKind::Spine)?).await
+    }
+
+    pub async fn citations(&self) -> Result<Arc<CitationTable>> {
+        self.load(self.manifest.single(ShardKind::Citations)?).await
+    }
+
+    /// The knowledge graph.
+    pub async fn kg(&self) -> Result<Arc<wikantik_format::kg::KnowledgeGraph>> {
+        self.load(self.manifest.single(ShardKind::Kg)?).await
+    }
+
+    /// The mention index of the knowledge graph.
+    pub async fn mentions(&self) -> Result<Arc<wikantik_format::kg::MentionIndex>> {
+        self.load(self.manifest.single(ShardKind::Mentions)?).await
+    }
+
+    /// The whole RDF store (every triple partition); see [`IndexReader::rdf_for`].
+    pub async fn rdf(&self) -> Result<Arc<wikantik_sparql::Store>> {
+        self.rdf_for(None).await
+    }
+
+    /// The rules the index's RDF projection followed (`RdfDirectory::projection`), for
+    /// [`crate::sparql_access::sparql_viewable_keys`].
+    pub async fn rdf_projection(&self) -> Result<u32> {
+        let directory: Arc<wikantik_sparql::RdfDirectory> = self.load(self.manifest.single(ShardKind::Rdf)?).await?;
+        Ok(directory.projection)
+    }
+
+    /// An RDF store holding the dictionary and the triples of `predicates` (`None`: all):
+    /// the `rdf` directory plus only the `rdf-triples` partitions those predicates live in.
+    /// The assembled, validated store is cached per directory and partition set.
+    pub async fn rdf_for(&self, predicates: Option<&[wikantik_sparql::Term]>) -> Result<Arc<wikantik_sparql::Store>> {
+        use wikantik_sparql::{RdfDirectory, Store, TriplePartition};
+        let bad = |message: String| Error::Decode { name: "rdf".into(), message };
+        let dir_entry = self.manifest.single(ShardKind::Rdf)?;
+        let directory: Arc<RdfDirectory> = self.load(dir_entry).await?;
+        let wanted = directory.partitions_for(predicates);
+        let key = format!("rdf-store:{}:{wanted:?}", dir_entry.sha256);
+        if let Some(hit) = self.cache.get::<Store>(&key) {
+            return Ok(hit);
+        }
+        let entries: Vec<&ShardEntry> =
+            wanted.iter().map(|&p| self.manifest.partition(ShardKind::RdfTriples, p)).collect::<Result<_>>()?;
+        let parts: Vec<Arc<TriplePartition>> = self.load_many(&entries).await?;
+        for (&p, part) in wanted.iter().zip(&parts) {
+            if directory.partitions.get(p as usize) != Some(&part.predicates) {
+                return Err(bad(format!("rdf-triples partition {p} does not hold the predicates the directory lists")));
+            }
+        }
+        let refs: Vec<&TriplePartition> = parts.iter().map(|p| p.as_ref()).collect();
+        let store = Arc::new(Store::assemble(&directory, &refs).map_err(|e| bad(e.to_string()))?);
+        let size = dir_entry.size + 3 * entries.iter().map(|e| e.size).sum::<u64>();
+        self.cache.insert(&key, size, store.clone());
+        Ok(store)
+    }
+
+    pub async fn sections(&self, partition: u32) -> Result<Arc<SectionPartition>> {
+        self.load(self.manifest.partition(ShardKind::Sections, partition)?).await
+    }
+
+    /// Every `vectors` partition (empty when the index has no vectors).
+    pub async fn vectors(&self) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
+        let entries: Vec<&ShardEntry> = self.manifest.shards_of(ShardKind::Vectors).collect();
+        self.load_many(&entries).await
+    }
+
+    /// The `vectors` partitions numbered `partitions` (vector lists), fetched concurrently.
+    pub async fn vectors_of(&self, partitions: &[u32]) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
+        let entries: Vec<&ShardEntry> = partitions.iter().map(|&p| self.manifest.partition(ShardKind::Vectors, p)).collect::<Result<_>>()?;
+        self.load_many(&entries).await
+    }
+
+    /// The single shard of `kind`, decoded; `Ok(None)` when the manifest lists none (a kind
+    /// only some indexes carry).
+    async fn load_optional<T: DeserializeOwned + Send + Sync + 'static>(&self, kind: ShardKind) -> Result<Option<Arc<T>>> {
+        match self.manifest.find(kind) {
+            Some(entry) => self.load(entry).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The vector lists' directory; `Ok(None)` for indexes without one (exact scan of every
+    /// `vectors` partition).
+    pub async fn vector_lists(&self) -> Result<Option<Arc<wikantik_format::ivf::VectorLists>>> {
+        self.load_optional(ShardKind::VectorLists).await
+    }
+
+    /// The page cards' shard; `Ok(None)` for indexes that keep cards inside `vectors`.
+    pub async fn cards(&self) -> Result<Option<Arc<wikantik_format::vectors::VectorPartition>>> {
+        self.load_optional(ShardKind::Cards).await
+    }
+
+    pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {
+        self.load(self.manifest.partition(ShardKind::Bodies, partition)?).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_evicts_least_recently_used_past_capacity() {
+        let cache = ShardCache::new(100);
+        cache.insert("a", 60, Arc::new(1u32));
+        cache.insert("b", 30, Arc::new(2u32));
+        assert_eq!(cache.get::<u32>("a").as_deref(), Some(&1)); // a is now newer than b
+        cache.insert("c", 30, Arc::new(3u32));
+        assert!(cache.get::<u32>("b").is_none(), "b was least recently used");
+        assert!(cache.get::<u32>("a").is_some());
+        assert_eq!(cache.usage(), (90, 2));
+        assert!(cache.get::<String>("a").is_none(), "wrong type is a miss, not a panic");
+    }
+
+    /// A store with only `get`: ranges come from the default (whole object, sliced).
+    struct WholeOnly(MemoryStore);
+
+    impl ShardStore for WholeOnly {
+        async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+            self.0.get(name).await
+        }
+    }
+
+    #[test]
+    fn range_reads_return_exactly_the_range_or_an_error_naming_the_object() {
+        let mut memory = MemoryStore::default();
+        memory.put("shards/blob.bin", (0u8..50).collect());
+        let ranged = |offset, len| {
+            let a = pollster::block_on(memory.get_range("shards/blob.bin", offset, len));
+            let b = pollster::block_on(WholeOnly(memory.clone()).get_range("shards/blob.bin", offset, len));
+            assert_eq!(a, b, "MemoryStore and the default agree at {offset}+{len}");
+            a
+        };
+        assert_eq!(ranged(3, 4), Ok(Some(vec![3, 4, 5, 6])));
+        assert_eq!(ranged(46, 4), Ok(Some(vec![46, 47, 48, 49])));
+        assert_eq!(ranged(50, 0), Ok(Some(vec![])));
+        for (offset, len) in [(47, 4), (60, 1), (u64::MAX, 2)] {
+            let err = ranged(offset, len).expect_err("past the end");
+            assert!(matches!(&err, Error::StoreUnavailable { name, .. } if name == "shards/blob.bin"), "{err:?}");
+        }
+        assert_eq!(pollster::block_on(memory.get_range("shards/none.bin", 0, 1)), Ok(None));
+    }
+}
+
+/// The current index for a long-lived host: re-reads the pointer at most every `ttl_ms`
+/// (CONTRACT §3.11), swaps readers when the pointer moves, and keeps serving the previous
+/// build when the new one cannot be opened. Each request takes one `Arc<IndexReader>` and
+/// uses it throughout, so it never mixes builds.
+pub struct IndexHandle<S> {
+    store: S,
+    cache: Arc<ShardCache>,
+    ttl_ms: u64,
+    current: Mutex<Option<(Arc<IndexReader<S>>, u64)>>,
+}
+
+impl<S: ShardStore + Clone> IndexHandle<S> {
+    pub fn new(store: S, cache: Arc<ShardCache>, ttl_ms: u64) -> IndexHandle<S> {
+        IndexHandle { store, cache, ttl_ms, current: Mutex::new(None) }
+    }
+
+    pub fn cache(&self) -> &Arc<ShardCache> {
+        &self.cache
+    }
+
+    /// The reader to use for a request arriving at `now_ms` (any monotonic milliseconds).
+    pub async fn reader(&self, now_ms: u64) -> Result<Arc<IndexReader<S>>> {
+        let current = self.current.lock().ok().and_then(|c| c.clone());
+        if let Some((reader, checked)) = &current {
+            if now_ms.saturating_sub(*checked) < self.ttl_ms {
+                return Ok(reader.clone());
+            }
+        }
+        let fresh = self.refresh(current.as_ref().map(|(r, _)| r.clone())).await;
+        match (fresh, current) {
+            (Ok(reader), _) => {
+                if let Ok(mut slot) = self.current.lock() {
+                    *slot = Some((reader.clone(), now_ms));
+                }
+                Ok(reader)
+            }
+            // The new build is unreadable: keep serving the one we have, retry after the TTL.
+            (Err(_), Some((reader, _))) => {
+                if let Ok(mut slot) = self.current.lock() {
+                    *slot = Some((reader.clone(), now_ms));
+                }
+                Ok(reader)
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    async fn refresh(&self, current: Option<Arc<IndexReader<S>>>) -> Result<Arc<IndexReader<S>>> {
+        let bytes = fetch(&self.store, POINTER_NAME).await?.ok_or_else(|| Error::MissingShard { name: POINTER_NAME.into() })?;
+        let pointer = Pointer::from_json(&bytes)?;
+        if let Some(reader) = current {
+            if reader.pointer().sha256 == pointer.sha256 {
+                return Ok(reader);
+            }
+        }
+        let reader = IndexReader::open_at(self.store.clone(), pointer, self.cache.clone()).await?;
+        // Prove the new build is usable before switching to it.
+        reader.pages().await?;
+        Ok(Arc::new(reader))
+    }
+}
+
+/// An index held in memory (tests, evaluation, WASM tests): object name → bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryStore {
+    objects: Arc<BTreeMap<String, Vec<u8>>>,
+}
+
+impl MemoryStore {
+    /// Every object of a compiled index, pointer included.
+    pub fn from_compiled(index: &wikantik_format::payload::CompiledIndex) -> MemoryStore {
+        let mut objects = BTreeMap::new();
+        for shard in &index.shards {
+            objects.insert(shard.entry.name.clone(), shard.bytes.clone());
+        }
+        objects.insert(index.manifest_name.clone(), index.manifest_bytes.clone());
+        objects.insert(POINTER_NAME.to_string(), index.pointer.to_json());
+        MemoryStore { objects: Arc::new(objects) }
+    }
+
+    /// A copy with one object replaced (or removed with `None`), for fault tests.
+    pub fn with_object(&self, name: &str, bytes: Option<Vec<u8>>) -> MemoryStore {
+        let mut objects = (*self.objects).clone();
+        match bytes {
+            Some(b) => objects.insert(name.to_string(), b),
+            None => objects.remove(name),
+        };
+        MemoryStore { objects: Arc::new(objects) }
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.objects.keys().map(String::as_str)
+    }
+
+    /// Add or replace an object.
+    pub fn put(&mut self, name: &str, bytes: Vec<u8>) {
+        Arc::make_mut(&mut self.objects).insert(name.to_string(), bytes);
+    }
+
+    /// Remove an object, returning it.
+    pub fn remove(&mut self, name: &str) -> Option<Vec<u8>> {
+        Arc::make_mut(&mut self.objects).remove(name)
+    }
+
+    /// The bytes of an object.
+    pub fn object(&self, name: &str) -> Option<&[u8]> {
+        self.objects.get(name).map(Vec::as_slice)
+    }
+}
+
+impl ShardStore for MemoryStore {
+    async fn get(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.objects.get(name).cloned())
+    }
+
+    async fn get_range(&self, name: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        self.objects.get(name).map(|bytes| slice_range(name, bytes, offset, len)).transpose()
+    }
+}

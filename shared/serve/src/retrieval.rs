@@ -1,0 +1,341 @@
+//! The one retrieval path every surface draws from (`assemble_bundle` and `/api/bundle`,
+//! `retrieve_context`, the briefing's prompt phase): candidates, fusion, hydration.
+//!
+//! 1. **Candidates** ([`candidates`]): BM25 over section documents (only the term partitions
+//!    the query's terms route to) and, when the index carries vectors, the sections nearest
+//!    the query embedding with every page card's cosine — fetched concurrently, and restricted
+//!    to what the caller may view *before* anything is ranked or counted.
+//! 2. **Fusion** ([`rank`]): `lexical` keeps the BM25 order (never a dense-only section),
+//!    `dense` the cosine order (with the page card mixed in), `hybrid` the configured fusion
+//!    (convex by default; the reference's weighted RRF on request).
+//! 3. **Hydration** ([`hydrate`]): text and citation facts of the winners, reading only the
+//!    section partitions that hold them.
+//!
+//! Besides its ranking, a search reports the pages holding an **exact match** of an
+//! identifier the query spells (a configuration key, class, file, flag, path …): a surface
+//! that cuts a page list short keeps them rather than let semantic neighbours crowd them out.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use wikantik_access::access::Caller;
+use wikantik_format::analysis::Analyzer;
+use crate::bundle::{BundleConfig, RetrievalMode};
+use crate::dense::{dense_search_vector, query_vector};
+use wikantik_format::error::Result;
+use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
+use wikantik_format::lexical::{score_sections, Bm25Params, Field, ScoredSection, SectionKey, TermEntry, TermPartition};
+use crate::reader::{IndexReader, ShardStore};
+use wikantik_format::shard::ShardEntry;
+
+/// A section with its text and the page facts needed to cite it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionHit {
+    pub key: SectionKey,
+    pub slug: String,
+    pub canonical_id: String,
+    pub version: u32,
+    pub heading_path: Vec<String>,
+    pub text: String,
+    pub score: f32,
+}
+
+/// What the lexical side found for a query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalHits {
+    /// The best sections by BM25, best first.
+    pub sections: Vec<ScoredSection>,
+    /// Pages (by key) holding an exact match of an identifier the query spells.
+    pub exact_pages: BTreeSet<u32>,
+}
+
+/// The `limit` best sections for `query` by BM25 (not hydrated), and the pages that match
+/// the query's identifiers exactly.
+pub async fn lexical_candidates<S: ShardStore>(reader: &IndexReader<S>, query: &str, params: &Bm25Params, limit: usize) -> Result<LexicalHits> {
+    let manifest = reader.manifest();
+    let analyzer = Analyzer::new(manifest.analyzer);
+    let terms = analyzer.query_terms(query);
+    if terms.is_empty() {
+        return Ok(LexicalHits::default());
+    }
+    // Route each term to its partition; fetch each partition once, concurrently.
+    let mut routed: BTreeMap<&str, &ShardEntry> = BTreeMap::new();
+    for term in &terms {
+        if let Some(entry) = manifest.term_partition(term) {
+            routed.insert(entry.name.as_str(), entry);
+        }
+    }
+    let entries: Vec<&ShardEntry> = routed.values().copied().collect();
+    let (partitions, pages) = futures_util::join!(reader.load_many::<TermPartition>(&entries), reader.pages());
+    let (partitions, pages) = (partitions?, pages?);
+    let entry_of = |term: &str| partitions.iter().find_map(|p| p.get(term));
+    let found: Vec<&TermEntry> = terms.iter().filter_map(|t| entry_of(t)).collect();
+    let index = pages.key_index();
+    let chunk_count = |page_key: u32| index.get(&page_key).and_then(|&i| pages.pages.get(i)).map(|p| p.chunk_count).unwrap_or(0);
+    let sections = score_sections(&found, &manifest.lexical, params, &chunk_count, limit)?;
+    let mut exact_pages = BTreeSet::new();
+    for term in analyzer.query_identifiers(query) {
+        for postings in entry_of(&term).into_iter().flat_map(|e| &e.postings).filter(|p| matches!(p.field, Field::Body | Field::Heading | Field::Title)) {
+            exact_pages.extend(postings.decode()?.into_iter().map(|p| SectionKey(p.key).page_key()));
+        }
+    }
+    Ok(LexicalHits { sections, exact_pages })
+}
+
+/// Candidate lists for a query, restricted to what the caller may view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Candidates {
+    pub lexical: Vec<ScoredSection>,
+    /// `None` when the dense side is unavailable (no vectors, no encoder, or it failed).
+    pub dense: Option<Vec<(SectionKey, f32)>>,
+    /// The query's cosine with each page card (empty without cards).
+    pub cards: BTreeMap<u32, f32>,
+    /// Viewable pages holding an exact match of an identifier the query spells.
+    pub exact_pages: BTreeSet<u32>,
+    /// Why the dense side is missing when the index has vectors (a missing or corrupt shard):
+    /// bundles degrade to lexical with `unknown` coverage, surfaces without a coverage signal
+    /// report it.
+    pub dense_fault: Option<wikantik_format::error::Error>,
+}
+
+impl Candidates {
+    /// The best dense cosine among the (viewable) candidates, rounded to 4 decimals; −1
+    /// without a query vector.
+    pub fn top_similarity(&self) -> f64 {
+        self.dense.as_ref().and_then(|d| d.iter().map(|(_, c)| *c).reduce(f32::max)).map(|c| round4(f64::from(c))).unwrap_or(-1.0)
+    }
+}
+
+/// Round to 4 decimals so scores print cleanly and identically everywhere.
+pub fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// Candidates for `query`, `depth` deep on each side. `want_lexical` false skips BM25 (dense
+/// mode) unless the dense side is unavailable, in which case the lexical side stands in.
+pub async fn candidates<S: ShardStore>(
+    reader: &IndexReader<S>,
+    query: &str,
+    config: &BundleConfig,
+    caller: &Caller,
+    want_lexical: bool,
+    depth: usize,
+) -> Result<Candidates> {
+    // Score lexical candidates deeper than we keep, so filtering restricted sections cannot
+    // starve the list. The page table, the dense side and (when wanted) the lexical side are
+    // independent: cold, their shards are fetched concurrently.
+    let lexical_depth = depth.saturating_mul(2);
+    let dense_side = async {
+        let vector = match query_vector(reader, query).await {
+            Ok(Some(vector)) => vector,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        dense_search_vector(reader, &vector, depth).await.map(Some)
+    };
+    let lexical_side = async {
+        match want_lexical {
+            true => Some(lexical_candidates(reader, query, &config.bm25, lexical_depth).await),
+            false => None,
+        }
+    };
+    let (pages, dense_found, early_lexical) = futures_util::join!(reader.pages(), dense_side, lexical_side);
+    let pages = pages?;
+    let index = pages.key_index();
+    let viewable_page = |page: u32| index.get(&page).and_then(|&i| pages.pages.get(i)).is_some_and(|p| caller.can_view(p));
+    let viewable = |key: SectionKey| viewable_page(key.page_key());
+    let (dense, cards, dense_fault) = match dense_found {
+        Ok(Some(hits)) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards, None),
+        Ok(None) => (None, BTreeMap::new(), None),
+        Err(e) => (None, BTreeMap::new(), Some(e)),
+    };
+    let lexical_found = match early_lexical {
+        Some(found) => Some(found?),
+        // Dense mode falls back to the lexical side when the dense side is unavailable.
+        None if dense.is_none() => Some(lexical_candidates(reader, query, &config.bm25, lexical_depth).await?),
+        None => None,
+    }
+    .unwrap_or_default();
+    let lexical = lexical_found.sections.into_iter().filter(|s| viewable(s.key)).take(depth).collect();
+    let exact_pages = lexical_found.exact_pages.into_iter().filter(|&p| viewable_page(p)).collect();
+    Ok(Candidates { lexical, dense, cards, exact_pages, dense_fault })
+}
+
+/// Fuse the candidates in `mode`: section keys best first, with their fused score (the BM25
+/// score in lexical mode, the card-mixed cosine in dense mode).
+pub fn rank(found: &Candidates, mode: RetrievalMode, fusion: &FusionConfig) -> Result<Vec<(SectionKey, f64)>> {
+    let lexical = || found.lexical.iter().map(|s| (s.key, f64::from(s.score))).collect();
+    Ok(match (&found.dense, mode) {
+        (None, _) | (Some(_), RetrievalMode::Lexical) => lexical(),
+        (Some(dense), RetrievalMode::Dense) => dense_ranking(dense, &found.cards, fusion.card_weight, &[]),
+        (Some(dense), RetrievalMode::Hybrid) if fusion.method == FusionMethod::Convex => convex_ranking(&found.lexical, dense, &found.cards, fusion),
+        (Some(dense), RetrievalMode::Hybrid) => {
+            let lexical_keys: Vec<SectionKey> = found.lexical.iter().map(|s| s.key).collect();
+            let dense_keys: Vec<SectionKey> = dense.iter().map(|(k, _)| *k).collect();
+            fuse(&[(&lexical_keys[..], fusion.bm25_weight), (&dense_keys[..], fusion.dense_weight)], fusion.k, fusion.truncate)?
+        }
+    })
+}
+
+/// Convex fusion of the lexical list and the dense list (with page cards) over the first
+/// `pool` entries of each; deeper than the pools the rest of each list follows in order
+/// (score 0).
+fn convex_ranking(lexical: &[ScoredSection], dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, fusion: &FusionConfig) -> Vec<(SectionKey, f64)> {
+    let pool = fusion.pool;
+    let lexical_keys: Vec<SectionKey> = lexical.iter().map(|s| s.key).collect();
+    let lexical_scores: Vec<(SectionKey, f64)> = lexical.iter().take(pool).map(|s| (s.key, f64::from(s.score))).collect();
+    let dense_pool = &dense[..pool.min(dense.len())];
+    let dense_scores = dense_ranking(dense_pool, cards, fusion.card_weight, &lexical_keys[..pool.min(lexical_keys.len())]);
+    let mut ranked = convex(&lexical_scores, &dense_scores, fusion.dense_share, usize::MAX);
+    let mut seen: BTreeSet<SectionKey> = ranked.iter().map(|(k, _)| *k).collect();
+    for key in lexical_keys.iter().skip(pool).chain(dense.iter().skip(pool).map(|(k, _)| k)) {
+        if seen.insert(*key) {
+            ranked.push((*key, 0.0));
+        }
+    }
+    ranked
+}
+
+/// Dense scores of sections with their page's card mixed in:
+/// `card_weight × card(page) + (1 − card_weight) × cosine(section)`, best first, ties by key.
+/// `also` are further sections (the lexical pool) scored the same way; their cosine, when
+/// not in `dense`, is `dense`'s lowest (an upper bound: they ranked below every dense
+/// candidate) — the same rule whether the dense search scanned every row or only some
+/// (docs/RETRIEVAL.md). Without cards the section's cosine alone decides.
+fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_weight: f64, also: &[SectionKey]) -> Vec<(SectionKey, f64)> {
+    let weight = if cards.is_empty() { 0.0 } else { card_weight };
+    let floor = dense.iter().map(|(_, c)| f64::from(*c)).fold(f64::INFINITY, f64::min);
+    let lowest_card = cards.values().map(|c| f64::from(*c)).fold(f64::INFINITY, f64::min);
+    let score = |key: SectionKey, cosine: f64| {
+        let card = cards.get(&key.page_key()).map(|c| f64::from(*c)).unwrap_or(lowest_card);
+        if weight > 0.0 {
+            weight * card + (1.0 - weight) * cosine
+        } else {
+            cosine
+        }
+    };
+    let mut scored: BTreeMap<SectionKey, f64> = dense.iter().map(|(k, c)| (*k, score(*k, f64::from(*c)))).collect();
+    if floor.is_finite() {
+        for key in also {
+            scored.entry(*key).or_insert_with(|| score(*key, floor));
+        }
+    }
+    let mut ranked: Vec<(SectionKey, f64)> = scored.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
+}
+
+/// A query's fused ranking and what surfaces report beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    /// Section keys best first, with their fused score.
+    pub sections: Vec<(SectionKey, f64)>,
+    /// Each dense candidate's own cosine.
+    pub cosine: BTreeMap<SectionKey, f32>,
+    /// The best dense cosine of the viewable candidates (−1 without a query vector).
+    pub top_similarity: f64,
+    /// Viewable pages holding an exact match of an identifier the query spells.
+    pub exact_pages: BTreeSet<u32>,
+    /// A fault that cost the dense side ([`Candidates::dense_fault`]).
+    pub dense_fault: Option<wikantik_format::error::Error>,
+}
+
+/// Candidates and fusion for `query` in `mode`, each side at least `depth` deep.
+pub async fn search<S: ShardStore>(reader: &IndexReader<S>, query: &str, mode: RetrievalMode, config: &BundleConfig, caller: &Caller, depth: usize) -> Result<Ranking> {
+    config.fusion.validate()?;
+    let found = candidates(reader, query.trim(), config, caller, mode != RetrievalMode::Dense, config.candidates.max(depth)).await?;
+    let sections = rank(&found, mode, &config.fusion)?;
+    let top_similarity = found.top_similarity();
+    let cosine = found.dense.iter().flatten().copied().collect();
+    Ok(Ranking { sections, cosine, top_similarity, exact_pages: found.exact_pages, dense_fault: found.dense_fault })
+}
+
+/// Fetch text and citation facts for `keys`, in the given order. Keys whose page or section
+/// no longer exists are skipped.
+pub async fn hydrate<S: ShardStore>(reader: &IndexReader<S>, scored: &[ScoredSection]) -> Result<Vec<SectionHit>> {
+    let pages = reader.pages().await?;
+    let index = pages.key_index();
+    let mut partitions: Vec<u32> = scored
+        .iter()
+        .filter_map(|s| index.get(&s.key.page_key()).and_then(|&i| pages.pages.get(i)).map(|p| p.partition))
+        .collect();
+    partitions.sort_unstable();
+    partitions.dedup();
+    let loaded = futures_util::future::join_all(partitions.iter().map(|p| reader.sections(*p))).await;
+    let mut by_partition = BTreeMap::new();
+    for (p, shard) in partitions.iter().zip(loaded) {
+        by_partition.insert(*p, shard?);
+    }
+    let mut hits = Vec::with_capacity(scored.len());
+    for s in scored {
+        let Some(record) = index.get(&s.key.page_key()).and_then(|&i| pages.pages.get(i)) else { continue };
+        let Some(section) = by_partition
+            .get(&record.partition)
+            .and_then(|part| part.page(record.key))
+            .and_then(|page| page.sections.get(s.key.chunk_index() as usize))
+        else {
+            continue;
+        };
+        hits.push(SectionHit {
+            key: s.key,
+            slug: record.slug.clone(),
+            canonical_id: record.canonical_id.clone(),
+            version: record.version,
+            heading_path: section.heading_path.clone(),
+            text: section.text.clone(),
+            score: s.score,
+        });
+    }
+    Ok(hits)
+}
+
+/// Lexical search: candidates, then hydration of the best `limit`.
+pub async fn lexical_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, params: &Bm25Params, limit: usize) -> Result<Vec<SectionHit>> {
+    let found = lexical_candidates(reader, query, params, limit).await?;
+    hydrate(reader, &found.sections).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_cards_lift_the_sections_of_the_page_a_query_is_about() {
+        let a = SectionKey::new(1, 0);
+        let b = SectionKey::new(2, 0);
+        let lexical_only = SectionKey::new(3, 4);
+        let dense = [(a, 0.60f32), (b, 0.55)];
+        // Without cards: cosine order; a lexical-only section gets the pool's lowest cosine.
+        let plain = dense_ranking(&dense, &BTreeMap::new(), 0.5, &[lexical_only]);
+        assert_eq!(plain.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, lexical_only]);
+        assert!((plain[2].1 - 0.55).abs() < 1e-6);
+        // Page 2's card matches far better: 0.5·0.9 + 0.5·0.55 > 0.5·0.3 + 0.5·0.60.
+        let cards: BTreeMap<u32, f32> = [(1, 0.3), (2, 0.9), (3, 0.8)].into_iter().collect();
+        let ranked = dense_ranking(&dense, &cards, 0.5, &[lexical_only]);
+        assert_eq!(ranked.iter().map(|x| x.0).collect::<Vec<_>>(), vec![b, lexical_only, a]);
+        // A lexical-only section gets the pool's lowest cosine: 0.5·0.8 + 0.5·0.55.
+        assert!((ranked[1].1 - 0.675).abs() < 1e-6, "{}", ranked[1].1);
+        // card_weight 0 = sections alone.
+        let sections_only = dense_ranking(&dense, &cards, 0.0, &[]);
+        assert_eq!(sections_only.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b]);
+    }
+
+    #[test]
+    fn lexical_mode_never_ranks_a_dense_only_section_and_hybrid_fuses_both() {
+        let (a, b, c) = (SectionKey::new(1, 0), SectionKey::new(2, 0), SectionKey::new(3, 0));
+        let found = Candidates {
+            lexical: vec![ScoredSection { key: a, score: 9.0 }, ScoredSection { key: b, score: 1.0 }],
+            dense: Some(vec![(c, 0.9), (b, 0.8)]),
+            ..Candidates::default()
+        };
+        let fusion = BundleConfig::default().fusion;
+        let keys = |mode| rank(&found, mode, &fusion).unwrap().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(keys(RetrievalMode::Lexical), vec![a, b]);
+        assert_eq!(keys(RetrievalMode::Dense), vec![c, b]);
+        let hybrid = keys(RetrievalMode::Hybrid);
+        assert_eq!(hybrid.len(), 3);
+        assert!(hybrid.contains(&c) && hybrid.contains(&a));
+        // Without a dense side every mode is lexical.
+        let lexical_only = Candidates { dense: None, ..found };
+        assert_eq!(rank(&lexical_only, RetrievalMode::Dense, &fusion).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,118 @@
+//! `list_stale_citations` (REFERENCE §6) and the caller's view of a citation's grade, which
+//! `get_page_for_agent` shares.
+//!
+//! The reference did not gate this tool; we do (CONTRACT §3.5), with one rule: **a caller sees
+//! a citation as if the pages it may not view did not exist.**
+//!
+//! - A citation whose *source* page the caller may not view is not listed at all (the source
+//!   page is where the citation lives).
+//! - A citation whose *target* exists but is restricted is graded `target_missing`, with no
+//!   `pinnedTargetVersion` — exactly what the caller would see if the target had been deleted.
+//!   Its build-time grade (`current` or `stale`) would tell whether the restricted text still
+//!   contains the span, so it is never shown. A `current` citation to a restricted page thus
+//!   appears as `target_missing`: the honest answer from where the caller stands.
+//! - With `page`, a page the caller may not view behaves like an unknown id: no citations.
+
+use serde_json::{json, Map, Value};
+
+use super::common::int_arg;
+use super::{text_arg, KnowledgeTools};
+use wikantik_access::access::Caller;
+use wikantik_format::error::Result;
+use wikantik_format::catalog::PageTable;
+use wikantik_format::payload::CitationStatus;
+use wikantik_format::payload::CitationEdge;
+use wikantik_mcp::ToolOutcome;
+use crate::reader::ShardStore;
+
+/// The grade of `edge` as `caller` may see it, and the pinned target version to show with it;
+/// `None` when the caller may not view the source page.
+pub(crate) fn visible_grade(edge: &CitationEdge, table: &PageTable, caller: &Caller) -> Option<(CitationStatus, Option<u32>)> {
+    caller.page(table, &edge.source_slug)?;
+    let target_exists = table.by_canonical_id(&edge.target_canonical_id).is_some();
+    let target_visible = caller.page_by_id(table, &edge.target_canonical_id).is_some();
+    Some(match (target_exists, target_visible) {
+        (true, false) => (CitationStatus::TargetMissing, None),
+        _ => (edge.status, edge.pinned_target_version),
+    })
+}
+
+/// Which citations of `page` to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Outbound,
+    Inbound,
+    Both,
+    /// An unrecognized value matches nothing, as in the reference (the schema's enum normally
+    /// rejects it first).
+    Nothing,
+}
+
+impl Direction {
+    fn parse(raw: Option<&str>) -> Direction {
+        match raw.map(str::trim) {
+            None | Some("both") => Direction::Both,
+            Some("outbound") => Direction::Outbound,
+            Some("inbound") => Direction::Inbound,
+            Some(_) => Direction::Nothing,
+        }
+    }
+}
+
+fn row(edge: &CitationEdge, status: CitationStatus, pinned: Option<u32>) -> Value {
+    let mut row = Map::new();
+    row.insert("sourceCanonicalId".into(), json!(edge.source_canonical_id));
+    row.insert("targetCanonicalId".into(), json!(edge.target_canonical_id));
+    row.insert("targetHeadingPath".into(), json!(edge.target_heading_path));
+    row.insert("spanText".into(), json!(edge.span_text.as_deref().unwrap_or("")));
+    row.insert("claimText".into(), json!(edge.claim_text));
+    row.insert("status".into(), json!(status.as_str()));
+    if let Some(version) = pinned {
+        row.insert("pinnedTargetVersion".into(), json!(version));
+    }
+    Value::Object(row)
+}
+
+/// `list_stale_citations`: non-current citations as the caller sees them (module docs). With
+/// `page` (a canonical id): its outbound ones, then its inbound ones, per `direction`; without:
+/// every `stale` one, then every `target_missing` one, each group in index order. Cut at `limit`.
+pub(super) async fn list_stale_citations<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
+    let limit = usize::try_from(int_arg(args, "limit").unwrap_or(50).max(0)).unwrap_or(usize::MAX);
+    let direction = Direction::parse(args.get("direction").and_then(Value::as_str));
+    let (table, citations) = futures_util::join!(tools.reader.pages(), tools.reader.citations());
+    let (table, citations) = (table?, citations?);
+    let graded: Vec<(&CitationEdge, CitationStatus, Option<u32>)> = citations
+        .citations
+        .iter()
+        .filter_map(|e| visible_grade(e, &table, caller).map(|(status, pinned)| (e, status, pinned)))
+        .filter(|(_, status, _)| *status != CitationStatus::Current)
+        .collect();
+    let rows: Vec<Value> = match text_arg(args, "page") {
+        Some(page) => match caller.page_by_id(&table, &page) {
+            None => Vec::new(),
+            Some(page) => {
+                let id = page.canonical_id.as_str();
+                let outbound = graded.iter().filter(|(e, ..)| e.source_canonical_id == id && e.source_slug == page.slug);
+                let inbound = graded.iter().filter(|(e, ..)| e.target_canonical_id == id);
+                let chosen: Vec<_> = match direction {
+                    Direction::Outbound => outbound.collect(),
+                    Direction::Inbound => inbound.collect(),
+                    Direction::Both => outbound.chain(inbound).collect(),
+                    Direction::Nothing => Vec::new(),
+                };
+                chosen.into_iter().map(|(e, s, p)| row(e, *s, *p)).collect()
+            }
+        },
+        None => {
+            let of = |wanted: CitationStatus| graded.iter().filter(move |(_, s, _)| *s == wanted);
+            of(CitationStatus::Stale).chain(of(CitationStatus::TargetMissing)).map(|(e, s, p)| row(e, *s, *p)).collect()
+        }
+    };
+    let rows: Vec<Value> = rows.into_iter().take(limit).collect();
+    let count = rows.len();
+    Ok(ToolOutcome::Json(json!({ "citations": rows, "count": count })))
+}
