@@ -25,7 +25,7 @@ use wikantik::auth::{mint_key_with, AccessConfig, KeyRing, Scope};
 use wikantik::http::{Request, Response};
 use wikantik::mcp::McpConfig;
 use wikantik::reader::IndexReader;
-use wikantik::rest::RestConfig;
+use wikantik::settings::RestConfig;
 use wikantik::service::{handle, ServiceConfig};
 use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
 use wikantik_native::DirStore;

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use wikantik::auth::{mint_key_with, AccessConfig, KeyRing, Scope};
 use wikantik::http::{Request, Response};
 use wikantik::mcp::McpConfig;
-use wikantik::rest::RestConfig;
+use wikantik::settings::RestConfig;
 use wikantik::service::{handle, ServiceConfig};
 use wikantik_tests::{block_on, build_sample, open};
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use wikantik::auth::{mint_key_with, KeyRing, Scope};
-use wikantik::rest::RestConfig;
+use wikantik::settings::RestConfig;
 use wikantik::service::ServiceConfig;
 use wikantik_native::server::{bind, local_addr, serve, Host};
 use wikantik_native::DirStore;

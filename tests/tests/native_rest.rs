@@ -6,7 +6,7 @@ use base64::Engine;
 use wikantik::auth::{mint_key_with, KeyRing, Scope};
 use wikantik::briefing::{render_markdown, ContextBriefing};
 use wikantik::hashing::sha256_hex;
-use wikantik::rest::RestConfig;
+use wikantik::settings::RestConfig;
 use wikantik::service::ServiceConfig;
 use wikantik_native::server::{bind, local_addr, serve, Host};
 use wikantik_native::DirStore;

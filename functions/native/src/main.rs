@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 use wikantik::auth::KeyRing;
 use wikantik::mcp::McpConfig;
-use wikantik::rest::RestConfig;
+use wikantik::settings::RestConfig;
 use wikantik::service::ServiceConfig;
 use wikantik_native::server::{run, Host};
 use wikantik_native::DirStore;

@@ -9,13 +9,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use wikantik::http::{Request, Response};
 use wikantik::reader::{IndexHandle, ShardCache};
-use wikantik::rest;
+use wikantik::routes;
 use wikantik::service::{self, ServiceConfig};
 
 use crate::store::DirStore;
-
-/// Largest request body accepted (MCP JSON-RPC bodies are small).
-pub const MAX_BODY_BYTES: usize = 1 << 20;
 
 /// Everything a worker thread needs.
 pub struct Host {
@@ -90,11 +87,11 @@ fn serve_one(host: &Host, mut incoming: tiny_http::Request) {
         request.set_header(header.field.as_str().as_str(), header.value.as_str());
     }
     let mut body = Vec::new();
-    let read = incoming.as_reader().take(MAX_BODY_BYTES as u64 + 1).read_to_end(&mut body);
+    let read = incoming.as_reader().take(wikantik::http::MAX_BODY_BYTES as u64 + 1).read_to_end(&mut body);
     let response = if read.is_err() {
         Response::error(400, "cannot read request body")
-    } else if body.len() > MAX_BODY_BYTES {
-        Response::error(413, &format!("request body larger than {MAX_BODY_BYTES} bytes"))
+    } else if let Some(too_large) = routes::body_too_large(body.len()) {
+        too_large
     } else {
         request.body = body;
         pollster::block_on(host.serve(&request))
@@ -119,7 +116,7 @@ fn log_line(method: &str, path: &str, response: &Response, started: Instant) {
         "status": response.status,
         "ms": (started.elapsed().as_secs_f64() * 1000.0 * 100.0).round() / 100.0,
         "bytes": response.body.len(),
-        "index": response.header(rest::INDEX_HEADER),
+        "index": response.header(routes::INDEX_HEADER),
     });
     eprintln!("{line}");
 }

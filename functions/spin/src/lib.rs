@@ -15,11 +15,6 @@
 
 pub mod sigv4;
 
-/// Routes served by this build, from its cargo features.
-pub fn route_enabled(path: &str) -> bool {
-    wikantik_serve::service::Surfaces::BUILT.serves(path)
-}
-
 /// A base URL split into scheme+authority (`http://host:port`), authority and path prefix
 /// (no trailing `/`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,19 +58,20 @@ mod spin_impl {
     use spin_sdk::http_service;
     use wikantik_serve::format::error::{Error as CoreError, Result as CoreResult};
     use wikantik_serve::http::{Request as CoreRequest, Response as CoreResponse};
-    use wikantik_serve::mcp::McpConfig;
     use wikantik_serve::reader::{IndexHandle, ShardCache, ShardStore};
-    use wikantik_serve::rest::RestConfig;
+    use wikantik_serve::routes::{self, Surfaces};
     use wikantik_serve::service::{self, ServiceConfig};
+    use wikantik_serve::settings::Settings;
 
     use super::sigv4::{self, Credentials};
     use super::BaseUrl;
 
     const FETCHED_HEADER: &str = "x-wikantik-store-bytes";
-    const MAX_BODY_BYTES: usize = 1 << 20;
 
     thread_local! {
-        static STATE: RefCell<Option<Rc<State>>> = const { RefCell::new(None) };
+        /// The instance's state, or why its settings are invalid: built and validated once per
+        /// instance, on its first request.
+        static STATE: RefCell<Option<Result<Rc<State>, String>>> = const { RefCell::new(None) };
         static FETCHED: Cell<u64> = const { Cell::new(0) };
     }
 
@@ -185,18 +181,8 @@ mod spin_impl {
         std::env::var(name).ok().filter(|v| !v.trim().is_empty())
     }
 
-    fn flag(name: &str) -> bool {
-        matches!(setting(name).as_deref().map(str::trim), Some("1" | "true" | "yes" | "on"))
-    }
-
-    fn number(name: &str, default: u64) -> Result<u64, String> {
-        match setting(name) {
-            None => Ok(default),
-            Some(v) => v.trim().parse().map_err(|_| format!("{name}: not a number: {v:?}")),
-        }
-    }
-
     fn build_state() -> Result<State, String> {
+        let settings = Settings::from_vars(setting).map_err(|e| e.to_string())?;
         let base = BaseUrl::parse(&setting("WIKANTIK_SHARDS_URL").ok_or("WIKANTIK_SHARDS_URL is not set")?)?;
         let creds = match (setting("AWS_ACCESS_KEY_ID"), setting("AWS_SECRET_ACCESS_KEY")) {
             (Some(access_key), Some(secret_key)) => Some(Rc::new(Credentials {
@@ -207,28 +193,13 @@ mod spin_impl {
             })),
             _ => None,
         };
-        let ttl_secs = number("WIKANTIK_POINTER_TTL_SECS", 2)?;
-        let cache_mib = number("WIKANTIK_CACHE_MIB", 64)?;
-        let api_keys = setting("WIKANTIK_API_KEYS").unwrap_or_default();
-        let keys = wikantik_serve::auth::KeyRing::parse(&api_keys).map_err(|e| format!("WIKANTIK_API_KEYS: {e}"))?;
-        let origins = setting("WIKANTIK_MCP_ALLOWED_ORIGINS").unwrap_or_default();
-        let mcp = McpConfig::from_settings(Some(&api_keys), flag("WIKANTIK_MCP_ALLOW_UNRESTRICTED"), Some(&origins))
-            .map_err(|e| format!("MCP settings: {e}"))?;
-        let config = ServiceConfig {
-            rest: RestConfig { keys, deny_anonymous: flag("WIKANTIK_DENY_ANONYMOUS"), ..RestConfig::default() },
-            mcp,
-        };
         let store = HttpStore { base: Rc::new(base), creds };
-        Ok(State { index: IndexHandle::new(store, Arc::new(ShardCache::new(cache_mib << 20)), ttl_secs * 1000), config })
+        let index = IndexHandle::new(store, Arc::new(ShardCache::new(settings.cache_bytes)), settings.pointer_ttl_ms);
+        Ok(State { index, config: settings.service })
     }
 
     fn state() -> Result<Rc<State>, String> {
-        if let Some(s) = STATE.with(|s| s.borrow().clone()) {
-            return Ok(s);
-        }
-        let fresh = Rc::new(build_state()?);
-        STATE.with(|s| *s.borrow_mut() = Some(fresh.clone()));
-        Ok(fresh)
+        STATE.with(|s| s.borrow_mut().get_or_insert_with(|| build_state().map(Rc::new)).clone())
     }
 
     fn reply(core: CoreResponse, head: bool) -> impl IntoResponse {
@@ -251,8 +222,8 @@ mod spin_impl {
         let head = method == "HEAD";
         let target = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_else(|| "/".into());
         let mut core = CoreRequest::new(&method, &target);
-        if !super::route_enabled(&core.path) {
-            return reply(CoreResponse::error(service::NOT_SERVED_STATUS, service::NOT_SERVED_MESSAGE), head);
+        if !Surfaces::BUILT.serves(&core.path) {
+            return reply(routes::not_served(), head);
         }
         for (name, value) in req.headers() {
             if let Ok(v) = value.to_str() {
@@ -263,13 +234,14 @@ mod spin_impl {
             Ok(s) => s,
             Err(e) => return reply(CoreResponse::error(500, &format!("configuration: {e}")), head),
         };
-        match req.into_body().bytes().await {
-            Ok(b) if b.len() > MAX_BODY_BYTES => {
-                return reply(CoreResponse::error(413, &format!("request body larger than {MAX_BODY_BYTES} bytes")), head)
-            }
-            Ok(b) => core.body = b.to_vec(),
+        let body = match req.into_body().bytes().await {
+            Ok(b) => b,
             Err(_) => return reply(CoreResponse::error(400, "cannot read request body"), head),
+        };
+        if let Some(too_large) = routes::body_too_large(body.len()) {
+            return reply(too_large, head);
         }
+        core.body = body.to_vec();
         let response = match state.index.reader(now_ms()).await {
             Ok(reader) => service::handle(Ok(reader.as_ref()), &core, &state.config).await,
             Err(e) => service::handle::<HttpStore>(Err(&e), &core, &state.config).await,

@@ -14,11 +14,6 @@
 //!
 //! Natively this crate is empty (the `worker` crate is a wasm32-only dependency).
 
-/// Routes served by this build, from its cargo features.
-pub fn route_enabled(path: &str) -> bool {
-    wikantik_serve::service::Surfaces::BUILT.serves(path)
-}
-
 #[cfg(target_arch = "wasm32")]
 mod worker_impl {
     use std::cell::{Cell, RefCell};
@@ -27,18 +22,19 @@ mod worker_impl {
 
     use wikantik_serve::format::error::{Error as CoreError, Result as CoreResult};
     use wikantik_serve::http::{Request as CoreRequest, Response as CoreResponse};
-    use wikantik_serve::mcp::McpConfig;
     use wikantik_serve::reader::{IndexHandle, ShardCache, ShardStore};
-    use wikantik_serve::rest::RestConfig;
+    use wikantik_serve::routes::{self, Surfaces};
     use wikantik_serve::service::{self, ServiceConfig};
+    use wikantik_serve::settings::Settings;
     use worker::*;
 
     /// Header carrying the bytes this isolate has fetched from R2 so far (benchmarks read it).
     const FETCHED_HEADER: &str = "x-wikantik-store-bytes";
-    const MAX_BODY_BYTES: usize = 1 << 20;
 
     thread_local! {
-        static STATE: RefCell<Option<Rc<State>>> = const { RefCell::new(None) };
+        /// The instance's state, or why its settings are invalid: built and validated once per
+        /// isolate, on its first request.
+        static STATE: RefCell<Option<std::result::Result<Rc<State>, String>>> = const { RefCell::new(None) };
         static FETCHED: Cell<u64> = const { Cell::new(0) };
     }
 
@@ -89,52 +85,26 @@ mod worker_impl {
         }
     }
 
-    /// A setting from a secret or a plain var (secrets win), if set and non-empty.
+    /// A setting from a secret or a plain var (secrets win), if set.
     fn setting(env: &Env, name: &str) -> Option<String> {
-        let value = env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()?;
-        (!value.trim().is_empty()).then_some(value)
+        env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())).ok()
     }
 
-    fn flag(env: &Env, name: &str) -> bool {
-        matches!(setting(env, name).as_deref().map(str::trim), Some("1" | "true" | "yes" | "on"))
-    }
-
-    fn number(env: &Env, name: &str, default: u64) -> Result<u64> {
-        match setting(env, name) {
-            None => Ok(default),
-            Some(v) => v.trim().parse().map_err(|_| Error::RustError(format!("{name}: not a number: {v:?}"))),
-        }
-    }
-
-    fn build_state(env: &Env) -> Result<State> {
-        let binding = setting(env, "WIKANTIK_R2_BINDING").unwrap_or_else(|| "SHARDS".into());
-        let bucket = env.bucket(&binding)?;
-        let mut prefix = setting(env, "WIKANTIK_SHARDS_PREFIX").unwrap_or_default();
+    fn build_state(env: &Env) -> std::result::Result<State, String> {
+        let settings = Settings::from_vars(|name| setting(env, name)).map_err(|e| e.to_string())?;
+        let binding = setting(env, "WIKANTIK_R2_BINDING").filter(|b| !b.trim().is_empty()).unwrap_or_else(|| "SHARDS".into());
+        let bucket = env.bucket(&binding).map_err(|e| format!("WIKANTIK_R2_BINDING {binding:?}: {e}"))?;
+        let mut prefix = setting(env, "WIKANTIK_SHARDS_PREFIX").unwrap_or_default().trim().to_string();
         if !prefix.is_empty() && !prefix.ends_with('/') {
             prefix.push('/');
         }
-        let ttl_secs = number(env, "WIKANTIK_POINTER_TTL_SECS", 2)?;
-        let cache_mib = number(env, "WIKANTIK_CACHE_MIB", 64)?;
-        let api_keys = setting(env, "WIKANTIK_API_KEYS").unwrap_or_default();
-        let keys = wikantik_serve::auth::KeyRing::parse(&api_keys).map_err(|e| Error::RustError(format!("WIKANTIK_API_KEYS: {e}")))?;
-        let origins = setting(env, "WIKANTIK_MCP_ALLOWED_ORIGINS").unwrap_or_default();
-        let mcp = McpConfig::from_settings(Some(&api_keys), flag(env, "WIKANTIK_MCP_ALLOW_UNRESTRICTED"), Some(&origins))
-            .map_err(|e| Error::RustError(format!("MCP settings: {e}")))?;
-        let config = ServiceConfig {
-            rest: RestConfig { keys, deny_anonymous: flag(env, "WIKANTIK_DENY_ANONYMOUS"), ..RestConfig::default() },
-            mcp,
-        };
         let store = R2Store { bucket, prefix };
-        Ok(State { index: IndexHandle::new(store, Arc::new(ShardCache::new(cache_mib << 20)), ttl_secs * 1000), config })
+        let index = IndexHandle::new(store, Arc::new(ShardCache::new(settings.cache_bytes)), settings.pointer_ttl_ms);
+        Ok(State { index, config: settings.service })
     }
 
-    fn state(env: &Env) -> Result<Rc<State>> {
-        if let Some(s) = STATE.with(|s| s.borrow().clone()) {
-            return Ok(s);
-        }
-        let fresh = Rc::new(build_state(env)?);
-        STATE.with(|s| *s.borrow_mut() = Some(fresh.clone()));
-        Ok(fresh)
+    fn state(env: &Env) -> std::result::Result<Rc<State>, String> {
+        STATE.with(|s| s.borrow_mut().get_or_insert_with(|| build_state(env).map(Rc::new)).clone())
     }
 
     async fn to_core(mut req: Request) -> Result<std::result::Result<CoreRequest, CoreResponse>> {
@@ -148,8 +118,8 @@ mod worker_impl {
             core.set_header(&name, &value);
         }
         let body = req.bytes().await.unwrap_or_default();
-        if body.len() > MAX_BODY_BYTES {
-            return Ok(Err(CoreResponse::error(413, &format!("request body larger than {MAX_BODY_BYTES} bytes"))));
+        if let Some(too_large) = routes::body_too_large(body.len()) {
+            return Ok(Err(too_large));
         }
         core.body = body;
         Ok(Ok(core))
@@ -169,8 +139,8 @@ mod worker_impl {
     #[event(fetch)]
     async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
         let head = req.method() == Method::Head;
-        if !super::route_enabled(&req.path()) {
-            return from_core(CoreResponse::error(service::NOT_SERVED_STATUS, service::NOT_SERVED_MESSAGE), head);
+        if !Surfaces::BUILT.serves(&req.path()) {
+            return from_core(routes::not_served(), head);
         }
         let state = match state(&env) {
             Ok(s) => s,

@@ -1,6 +1,10 @@
 //! Plain HTTP request and response types: what the platform adapters (Workers, Spin, native
 //! host) map their own types to and from. Routing and handlers in the core speak only these.
 
+
+/// Largest request body any host reads (larger → 413 on REST, a JSON-RPC error on MCP).
+pub const MAX_BODY_BYTES: usize = 1 << 20;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

@@ -261,7 +261,7 @@ impl Default for McpConfig {
             access: AccessConfig::default(),
             allowed_origins: Vec::new(),
             allow_loopback_origins: true,
-            max_body_bytes: 1 << 20,
+            max_body_bytes: wikantik_http::MAX_BODY_BYTES,
             max_batch_len: 32,
             list_ttl_ms: 3_600_000,
             instructions: catalog::INSTRUCTIONS.to_string(),

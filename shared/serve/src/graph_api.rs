@@ -1,4 +1,4 @@
-//! The graph and SPARQL REST routes (shapes in the README, "Graph and SPARQL API"):
+//! The graph and SPARQL REST routes (shapes in docs/API.md):
 //!
 //! * `GET /api/graph/pages/{slug}/neighbours?direction=out|in|both&depth=1..3&limit=1..500`
 //! * `GET /api/graph/clusters`, `GET /api/graph/clusters/{name}` (the cluster spine)
@@ -24,7 +24,8 @@ use wikantik_http::{parse_form, Request, Response};
 use wikantik_format::markup::url_decode;
 use wikantik_mcp::ToolOutcome;
 use crate::reader::{IndexReader, ShardStore};
-use crate::rest::RestConfig;
+use crate::routes;
+use crate::settings::RestConfig;
 use crate::tools::KnowledgeTools;
 
 /// Deepest neighbour search and largest neighbour list.
@@ -36,28 +37,10 @@ pub const DEFAULT_NEIGHBOURS: usize = 50;
 /// Content type of SPARQL JSON results.
 pub const SPARQL_JSON: &str = "application/sparql-results+json";
 
-/// Is this a path these routes serve?
-pub fn is_graph_path(path: &str) -> bool {
-    path == "/sparql" || path == "/api/graph/clusters" || path.starts_with("/api/graph/")
-}
-
-/// An index fault is a 503 as on every REST route ([`crate::rest::unavailable`]); anything
-/// else reading the graph's shards is a 500.
-fn index_error(e: &Error) -> Response {
-    if e.is_index_fault() {
-        crate::rest::unavailable(e)
-    } else {
-        Response::error(500, "graph request failed")
-    }
-}
-
-/// Route a graph request (`/api/graph/...`; the method was checked by the caller, `/sparql`
-/// goes to [`sparql`]).
+/// A graph request (`/api/graph/...`; the route and method were checked by
+/// [`crate::service::handle`], `/sparql` goes to [`sparql`]).
 #[cfg(feature = "graph")]
 pub async fn handle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, path: &str, config: &RestConfig, caller: &Caller) -> Response {
-    if request.method == "POST" {
-        return Response::error(405, "method not allowed").with_header("allow", "GET");
-    }
     let rest = path.trim_start_matches("/api/graph/");
     if let Some(slug) = rest.strip_prefix("pages/").and_then(|r| r.strip_suffix("/neighbours")) {
         return neighbours(reader, request, &url_decode(slug, false), caller).await;
@@ -95,7 +78,7 @@ pub async fn handle<S: ShardStore>(reader: &IndexReader<S>, request: &Request, p
         Ok(ToolOutcome::Json(v)) => Response::json(200, &v),
         Ok(ToolOutcome::Markdown(text)) => Response::text(200, "text/plain; charset=UTF-8", text),
         Ok(ToolOutcome::Error { message, .. }) => Response::error(400, &message),
-        Err(e) if e.is_index_fault() => crate::rest::unavailable(&e),
+        Err(e) if e.is_index_fault() => routes::failure(&e, "graph request"),
         Err(e @ Error::NotFound(_)) => Response::error(404, &e.to_string()),
         Err(e) => Response::error(400, &e.to_string()),
     }
@@ -152,7 +135,7 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
     let (table, graph) = futures_util::join!(reader.pages(), reader.graph());
     let (table, graph) = match (table, graph) {
         (Ok(t), Ok(g)) => (t, g),
-        (Err(e), _) | (_, Err(e)) => return index_error(&e),
+        (Err(e), _) | (_, Err(e)) => return routes::failure(&e, "graph request"),
     };
     let graph = &graph.graph;
     let Some(page) = caller.page(&table, slug) else {
@@ -221,7 +204,7 @@ async fn clusters<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller, name:
     let (table, spine) = futures_util::join!(reader.pages(), reader.spine());
     let (table, spine) = match (table, spine) {
         (Ok(t), Ok(s)) => (t, s),
-        (Err(e), _) | (_, Err(e)) => return index_error(&e),
+        (Err(e), _) | (_, Err(e)) => return routes::failure(&e, "graph request"),
     };
     let spine = &spine.spine;
     match name {
@@ -283,11 +266,11 @@ pub async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, c
     let (table, store, projection) = futures_util::join!(reader.pages(), reader.rdf_for(predicates.as_deref()), reader.rdf_projection());
     let (table, store, projection) = match (table, store, projection) {
         (Ok(t), Ok(s), Ok(p)) => (t, s, p),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return index_error(&e),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return routes::failure(&e, "graph request"),
     };
     let keys = match crate::sparql_access::sparql_viewable_keys(&table, caller, projection) {
         Ok(keys) => keys,
-        Err(e) => return index_error(&e),
+        Err(e) => return routes::failure(&e, "graph request"),
     };
     match wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k)) {
         Ok(results) if compact => Response::json(200, &results.to_compact_json()),

@@ -27,7 +27,9 @@ pub mod graph_api;
 pub mod reader;
 pub mod rest;
 pub mod retrieval;
+pub mod routes;
 pub mod service;
+pub mod settings;
 pub mod sparql_access;
 pub mod tools;
 

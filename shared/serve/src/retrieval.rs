@@ -17,15 +17,90 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
+
 use wikantik_access::access::Caller;
 use wikantik_format::analysis::Analyzer;
-use crate::bundle::{BundleConfig, RetrievalMode};
 use crate::dense::{dense_search_vector, query_vector};
-use wikantik_format::error::Result;
+use wikantik_format::error::{Error, Result};
+use wikantik_format::vectors::CoverageThresholds;
 use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
 use wikantik_format::lexical::{score_sections, Bm25Params, Field, ScoredSection, SectionKey, TermEntry, TermPartition};
 use crate::reader::{IndexReader, ShardStore};
 use wikantik_format::shard::ShardEntry;
+
+/// `hybrid` (default) | `dense` | `lexical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RetrievalMode {
+    #[default]
+    Hybrid,
+    Dense,
+    Lexical,
+}
+
+impl RetrievalMode {
+    /// Parse a mode as the reference does: trimmed, case-insensitive, blank = hybrid.
+    pub fn parse(raw: Option<&str>) -> Result<RetrievalMode> {
+        let Some(raw) = raw else { return Ok(RetrievalMode::Hybrid) };
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" | "hybrid" => Ok(RetrievalMode::Hybrid),
+            "dense" => Ok(RetrievalMode::Dense),
+            "lexical" => Ok(RetrievalMode::Lexical),
+            _ => Err(Error::Invalid(format!("invalid retrieval mode '{raw}'; valid: hybrid, dense, lexical"))),
+        }
+    }
+}
+
+/// Bundle settings. Defaults are documented in the README (how they were chosen).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleConfig {
+    pub fusion: FusionConfig,
+    pub bm25: Bm25Params,
+    /// Candidates drawn from each list.
+    pub candidates: usize,
+    /// Sections returned when the request names no `k`.
+    pub default_sections: usize,
+    /// Most sections of one page in a bundle while other pages still offer sections
+    /// (0 = no cap).
+    #[serde(default)]
+    pub page_cap: usize,
+    /// Coverage thresholds; `None` (the default) = the ones calibrated for the index's model
+    /// and recorded in its manifest (the reference's 0.55/0.40 for an index without vectors).
+    #[serde(default)]
+    pub thresholds: Option<CoverageThresholds>,
+}
+
+impl BundleConfig {
+    /// The coverage thresholds to apply to `manifest`'s index: the override, else the
+    /// manifest's calibrated ones, else the reference's defaults.
+    pub fn thresholds_for(&self, manifest: &wikantik_format::manifest::Manifest) -> CoverageThresholds {
+        self.thresholds.or_else(|| manifest.dense.as_ref().map(|d| d.thresholds)).unwrap_or_default()
+    }
+}
+
+impl Default for BundleConfig {
+    fn default() -> Self {
+        BundleConfig {
+            fusion: FusionConfig {
+                method: FusionMethod::Convex,
+                k: 20.0,
+                bm25_weight: 0.5,
+                dense_weight: 1.5,
+                truncate: 20,
+                dense_share: 0.5,
+                card_weight: 0.15,
+                pool: 100,
+            },
+            bm25: Bm25Params { k1: 2.0, ..Bm25Params::default() },
+            candidates: 300,
+            default_sections: 12,
+            page_cap: 0,
+            thresholds: None,
+        }
+    }
+}
 
 /// A section with its text and the page facts needed to cite it.
 #[derive(Debug, Clone, PartialEq)]

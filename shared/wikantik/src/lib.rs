@@ -12,7 +12,7 @@ pub use wikantik_build::{ann_build, ivf_build, kg_build};
 pub use wikantik_format::{analysis, catalog, dates, error, graph, hashing, lexical, manifest, markup, payload, shard, spine, tokens, vectors};
 pub use wikantik_http as http;
 pub use wikantik_mcp as mcp;
-pub use wikantik_serve::{briefing, bundle, coverage, fusion, graph_api, reader, rest, retrieval, service, tools};
+pub use wikantik_serve::{briefing, bundle, coverage, fusion, graph_api, reader, rest, retrieval, routes, service, settings, sparql_access, tools};
 pub use wikantik_sparql::ontology;
 pub use wikantik_text::{chunk, entity_sidecar, html, links, markdown, page};
 

@@ -10,7 +10,7 @@ use wikantik::access::Caller;
 use wikantik::briefing::{assemble_briefing, BriefingConfig, BriefingRequest};
 use wikantik::bundle::{assemble_bundle, BundleConfig, BundleRequest, RetrievalMode};
 use wikantik::reader::{IndexReader, ShardCache};
-use wikantik::rest::RestConfig;
+use wikantik::settings::RestConfig;
 use wikantik::service::ServiceConfig;
 use wikantik_native::server::{bind, local_addr, serve, Host};
 use wikantik_native::DirStore;
