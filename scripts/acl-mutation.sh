@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation check of the ACL leak suite (issue 9): proves tests/tests/acl_leaks.rs can fail.
+# Mutation check of the ACL leak suite: proves tests/tests/acl_leaks.rs can fail.
 #
 #   scripts/acl-mutation.sh
 #

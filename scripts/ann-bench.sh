@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Exact scan vs HNSW at growing section counts (the measurement behind ann::ANN_THRESHOLD;
-# README "ANN"): prepares the data sets natively from the real corpus vectors in the embedding
+# docs/BUILDING.md "ANN (HNSW) for large indexes", runs in docs/BENCHMARKS.md): prepares the data sets natively from the real corpus vectors in the embedding
 # cache, then times both searches natively and, when a wasmtime CLI is present, in WASM
 # (wasm32-wasip2 + simd128, the Spin build's target).
 #

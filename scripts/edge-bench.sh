@@ -49,11 +49,6 @@ declare -A PATHS=(
     [health]="GET /health"
     [empty]="GET /no-such-route"
 )
-# Every descendant of a PID.
-descendants() {
-    local child
-    for child in $(pgrep -P "$1" 2>/dev/null); do echo "$child"; descendants "$child"; done
-}
 # The listening socket of the workerd that runs the Worker (not wrangler's proxy): of the
 # processes under our wrangler launcher, the port that is not the public one and answers
 # /health with a build id.

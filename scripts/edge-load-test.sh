@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bounded load test against the Cloudflare Worker in workerd (`wrangler dev --local`) on
-# loopback (issue 9): the same load generator and request mix as scripts/load-test.sh (native
+# loopback: the same load generator and request mix as scripts/load-test.sh (native
 # host), pointed at the Worker.
 #
 #   scripts/edge-load-test.sh [REQUESTS] [MAX_SECONDS]     (defaults: 500 requests, 60 s)
@@ -29,18 +29,7 @@ max_seconds=${2:-60}
 # Our own state (index, local R2, wrangler config and log), not the parity suite's.
 EDGE=$(mktemp -d "${TMPDIR:-/tmp}/wikantik-edge-load.XXXXXX")
 
-finish() {
-    local status=$?
-    edge_stop_targets
-    if [ "$status" -ne 0 ] && [ -f "$EDGE/wrangler.log" ]; then
-        echo "--- last lines of the wrangler log"
-        tail -n 20 "$EDGE/wrangler.log"
-    fi
-    rm -rf "$EDGE"
-    exit "$status"
-}
-trap finish EXIT
-trap 'exit 130' INT TERM
+cleanup_on_exit edge_stop_targets "$EDGE" "$EDGE/wrangler.log"
 
 echo "== tools and builds (index-builder, load client, Worker)"
 scripts/install-tools.sh >/dev/null
@@ -57,7 +46,4 @@ echo "== wrangler dev"
 edge_start_workerd
 
 echo "== load: $requests requests at most, $max_seconds s at most, against workerd"
-extra=()
-[ "${LOAD_ENFORCE_LATENCY:-0}" = 1 ] && extra+=(--enforce-latency)
-"$TARGET_DIR/debug/load" --url "$WORKERD_URL" --requests "$requests" --max-seconds "$max_seconds" \
-    --threads "${LOAD_THREADS:-4}" --warmup 1 "${extra[@]}"
+run_load_client "$TARGET_DIR/debug/load" "$WORKERD_URL" "$requests" "$max_seconds"

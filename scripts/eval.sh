@@ -33,6 +33,8 @@
 # Usage: scripts/eval.sh [--grid]     (--grid also prints the probe grid and the calibration)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/common.sh
+. scripts/lib/common.sh
 
 CORPUS=${WIKANTIK_CORPUS:-../shared/corpus/wikantik-pages}
 QUERIES=${WIKANTIK_EVAL_QUERIES:-../shared/eval/retrieval-queries.csv}
@@ -44,15 +46,7 @@ fi
 
 # The baselines' pinned venv (rebuilt when the requirements change).
 baseline_venv=.cache/baseline-venv
-req=scripts/eval/baseline-requirements.txt
-req_sum=$(sha256sum "$req" | cut -d' ' -f1)
-if [[ "$(cat "$baseline_venv/.requirements-sha256" 2>/dev/null)" != "$req_sum" ]]; then
-  echo "eval: installing the baseline venv ($req)"
-  rm -rf "$baseline_venv"
-  python3 -m venv "$baseline_venv"
-  "$baseline_venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --require-hashes -r "$req"
-  echo "$req_sum" >"$baseline_venv/.requirements-sha256"
-fi
+ensure_venv "$baseline_venv" scripts/eval/baseline-requirements.txt --no-deps --require-hashes
 
 started=$(date +%s)
 scripts/fetch-model.sh

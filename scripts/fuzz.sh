@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every cargo-fuzz (libFuzzer) target for a short, bounded time (issue 9, part 1).
+# Run every cargo-fuzz (libFuzzer) target for a short, bounded time.
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 20 s each, every target)
 #

@@ -90,8 +90,7 @@ ensure_wasm_bindgen_cli() {
     fi
     installing "wasm-bindgen-cli $version into $CARGO_HOME/bin (a cold build takes several minutes)"
     # No --locked: the CLI's own lockfile pins a yanked crate (webpki-roots 1.0.11), so a
-    # locked install fails; see ../shared/notes/TOOLCHAIN.md §1.3. --force replaces another
-    # installed version in place.
+    # locked install fails. --force replaces another installed version in place.
     nice -n 10 cargo install wasm-bindgen-cli --version "$version" --root "$CARGO_HOME" --force
     have_version "$version" wasm-bindgen-test-runner --version || {
         echo "install-tools: wasm-bindgen-test-runner $version is still not on PATH" >&2

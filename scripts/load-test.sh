@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded load test against the native host on loopback (issue 9, part 5).
+# Bounded load test against the native host on loopback.
 #
 #   scripts/load-test.sh [REQUESTS] [MAX_SECONDS]      (defaults: 2000 requests, 60 s)
 #
@@ -17,6 +17,8 @@
 # The Worker in `wrangler dev` gets the same mix from scripts/edge-load-test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/common.sh
+. scripts/lib/common.sh
 root=$PWD
 target=${CARGO_TARGET_DIR:-$root/target}
 requests=${1:-2000}
@@ -38,39 +40,18 @@ esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/wikantik-load.XXXXXX")
 server_pid=
-cleanup() {
-  local status=$?
-  if [ -n "$server_pid" ]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  if [ "$status" -ne 0 ] && [ -f "$work/server.log" ]; then
-    echo "--- last lines of the server log"
-    tail -n 15 "$work/server.log"
-  fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+stop_server() { stop_pid "$server_pid"; }
+cleanup_on_exit stop_server "$work" "$work/server.log"
 
 log "index: examples/wiki"
 "$tools/index-builder" build examples/wiki --out "$work/index" >"$work/index-build.log" 2>&1 \
   || { cat "$work/index-build.log"; exit 1; }
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+port=$(free_port)
 log "native host on 127.0.0.1:$port (${LOAD_PROFILE:-debug})"
-"$host" serve --index "$work/index" --addr "127.0.0.1:$port" --threads 4 --mcp-allow-unrestricted \
-  >"$work/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do
-  kill -0 "$server_pid" 2>/dev/null || { echo "the host exited early:"; cat "$work/server.log"; exit 1; }
-  curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null && break
-  sleep 0.1
-done
+start_bg server_pid "$work/server.log" \
+  "$host" serve --index "$work/index" --addr "127.0.0.1:$port" --threads 4 --mcp-allow-unrestricted
+wait_for_http "http://127.0.0.1:$port/health" 60 "$server_pid" "$work/server.log" "the native host"
 
 log "load: $requests requests at most, $max_seconds s at most"
-extra=()
-[ "${LOAD_ENFORCE_LATENCY:-0}" = 1 ] && extra+=(--enforce-latency)
-"$tools/load" --url "http://127.0.0.1:$port" --requests "$requests" --max-seconds "$max_seconds" \
-  --threads "${LOAD_THREADS:-4}" --warmup 1 "${extra[@]}"
+run_load_client "$tools/load" "http://127.0.0.1:$port" "$requests" "$max_seconds"

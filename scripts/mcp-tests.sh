@@ -20,6 +20,8 @@
 #      e.g. in scripts/test-all.sh); default release. CARGO_TARGET_DIR is honoured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/common.sh
+. scripts/lib/common.sh
 root=$PWD
 clients=$root/tests/mcp-clients
 cache=$root/.cache
@@ -43,26 +45,8 @@ esac
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/wikantik-mcp-tests.XXXXXX")
 pids=()
-cleanup() {
-  local status=$?
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  if [ "$status" -ne 0 ] && [ -d "$work" ]; then
-    for f in "$work"/server-*.log; do
-      [ -f "$f" ] || continue
-      echo "--- last lines of $(basename "$f")"
-      tail -n 15 "$f"
-    done
-  fi
-  rm -rf "$work"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+stop_servers() { stop_pid ${pids[@]+"${pids[@]}"}; }
+cleanup_on_exit stop_servers "$work" "$work/server-keys.log" "$work/server-open.log"
 
 # With vectors, so find_similar (mention centroids) answers its documented shape. Embedding
 # needs the optimised build (the dev-profile forward pass is ~100x slower); in test-all.sh
@@ -87,15 +71,7 @@ node22=$clients/node_modules/.bin/node
 "$node22" --version >/dev/null
 
 venv=$cache/mcp-venv
-req_sum=$(sha256sum "$clients/py/requirements.txt" | cut -d' ' -f1)
-if [ "$(cat "$venv/.wikantik-req-sha256" 2>/dev/null)" != "$req_sum" ]; then
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$clients/py/requirements.txt"
-  echo "$req_sum" >"$venv/.wikantik-req-sha256"
-else
-  echo "venv up to date"
-fi
+ensure_venv "$venv" "$clients/py/requirements.txt"
 
 # ---------------------------------------------------------------------------------------------
 log "keys: minting a read key and a tools-only key"
@@ -106,30 +82,16 @@ tools_key="wkk_$(mint)"
 key_ring="$(hash_of "$read_key"):mcp_read::mcp-tests-read
 $(hash_of "$tools_key"):tools::mcp-tests-tools-only"
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
 # start NAME ARGS... : start a server, record its PID, wait for /health; sets $url_NAME.
 start() {
   local name=$1 port pid
   shift
   port=$(free_port)
-  "$@" --index "$work/index" --addr "127.0.0.1:$port" >"$work/server-$name.log" 2>&1 &
-  pid=$!
+  start_bg pid "$work/server-$name.log" "$@" --index "$work/index" --addr "127.0.0.1:$port"
   pids+=("$pid")
-  for _ in $(seq 1 100); do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      echo "server '$name' exited early:"; cat "$work/server-$name.log"; exit 1
-    fi
-    if curl -fsS -o /dev/null "http://127.0.0.1:$port/health" 2>/dev/null; then
-      printf -v "url_$name" 'http://127.0.0.1:%s/knowledge-mcp' "$port"
-      echo "server '$name' (pid $pid) on 127.0.0.1:$port"
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "server '$name' did not answer /health within 10 s"; exit 1
+  wait_for_http "http://127.0.0.1:$port/health" 10 "$pid" "$work/server-$name.log" "server '$name'" || exit 1
+  printf -v "url_$name" 'http://127.0.0.1:%s/knowledge-mcp' "$port"
+  echo "server '$name' (pid $pid) on 127.0.0.1:$port"
 }
 
 log "servers"

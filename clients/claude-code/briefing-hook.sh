@@ -18,7 +18,7 @@
 #   WIKANTIK_BASIC_AUTH        `user:password` for HTTP basic auth (the password may be a key)
 #   WIKANTIK_BRIEFING_TIMEOUT  whole-request timeout in seconds, 1..10 (default 10)
 
-# ---- shared part (identical in clients/antigravity/antigravity-briefing-hook.sh) ------------
+# ---- shared part (generated from clients/lib/briefing-hook-core.sh by scripts/gen-hooks.sh: edit it there) ----
 
 # Largest prompt sent, in characters: the briefing only needs the gist of the first request,
 # and URLs must stay well under the 16 KiB edge limits.

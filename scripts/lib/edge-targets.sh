@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared helper (sourced): build the edge artifacts and start/stop the three targets.
+# Sourced, not run: build the edge artifacts and start/stop the three targets.
 # Used by scripts/edge-tests.sh, scripts/edge-bench.sh and scripts/edge-load-test.sh; run from
 # the repository root.
 #
@@ -10,6 +10,8 @@
 #   edge_start_workerd  `wrangler dev --local` alone; sets WORKERD_URL
 #   edge_stop_targets   stop the servers started here, by PID (wrangler: launcher + children)
 #   edge_stop_all       edge_stop_targets, then the S3 server
+# Needs scripts/lib/common.sh and scripts/lib/s3-server.sh sourced first (the second sources
+# the first).
 # Work files live in .cache/edge (git-ignored); EDGE_DIR=<dir> moves them (e.g. when
 # .cache is shared between working copies that run the suite at the same time).
 #
@@ -32,19 +34,16 @@ export AWS_ACCESS_KEY_ID=edgetestkey AWS_SECRET_ACCESS_KEY=edgetestsecret AWS_RE
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 EDGE_PIDS=()
 
-edge_free_port() { s3_free_port; }
-
-edge_wait() { # edge_wait NAME URL PID LOG
+# edge_wait NAME URL PID LOG: wait up to 300 s for a target to answer /health (any status);
+# with EDGE_READY=tcp (the benchmark) only for its port, so the first request stays cold.
+edge_wait() {
     local name=$1 url=$2 pid=$3 log=$4
-    for _ in $(seq 1 1500); do
-        if [ "${EDGE_READY:-http}" = tcp ]; then
-            # Benchmark mode: only the port, so the first request stays cold.
-            if (exec 3<>"/dev/tcp/127.0.0.1/${url##*:}") 2>/dev/null; then echo "   $name on $url (pid $pid)"; return 0; fi
-        elif curl -s -o /dev/null "$url/health"; then echo "   $name on $url (pid $pid)"; return 0; fi
-        if ! kill -0 "$pid" 2>/dev/null; then echo "$name exited; its log:" >&2; tail -40 "$log" >&2; return 1; fi
-        sleep 0.2
-    done
-    echo "$name did not answer on $url within 300 s" >&2; tail -40 "$log" >&2; return 1
+    if [ "${EDGE_READY:-http}" = tcp ]; then
+        wait_for_port "${url##*:}" 300 "$pid" "$log" "$name" || return 1
+    else
+        wait_for_http --any-status "$url/health" 300 "$pid" "$log" "$name" || return 1
+    fi
+    echo "   $name on $url (pid $pid)"
 }
 
 edge_prepare() {
@@ -132,20 +131,21 @@ PY
 
 edge_start_all() {
     echo "== starting targets"
-    local port log
-    port=$(edge_free_port); log="$EDGE/native.log"
-    "$NATIVE" serve --index "$EDGE/native-index" --addr "127.0.0.1:$port" --pointer-ttl-secs "$EDGE_TTL_SECS" --mcp-allow-unrestricted 2>"$log" &
-    EDGE_PIDS+=($!); NATIVE_URL="http://127.0.0.1:$port"
-    edge_wait native "$NATIVE_URL" "$!" "$log"
+    local port log pid
+    port=$(free_port); log="$EDGE/native.log"
+    start_bg pid "$log" "$NATIVE" serve --index "$EDGE/native-index" --addr "127.0.0.1:$port" \
+        --pointer-ttl-secs "$EDGE_TTL_SECS" --mcp-allow-unrestricted
+    EDGE_PIDS+=("$pid"); NATIVE_URL="http://127.0.0.1:$port"
+    edge_wait native "$NATIVE_URL" "$pid" "$log"
 
-    port=$(edge_free_port); log="$EDGE/wasmtime.log"
-    wasmtime serve --addr "127.0.0.1:$port" -Scli \
+    port=$(free_port); log="$EDGE/wasmtime.log"
+    start_bg pid "$log" wasmtime serve --addr "127.0.0.1:$port" -Scli \
         --env "WIKANTIK_SHARDS_URL=$S3_ENDPOINT/$EDGE_BUCKET/$EDGE_PREFIX" --env "WIKANTIK_POINTER_TTL_SECS=$EDGE_TTL_SECS" \
         --env WIKANTIK_MCP_ALLOW_UNRESTRICTED=true --env "AWS_ACCESS_KEY_ID=$AWS_ACCESS_KEY_ID" \
         --env "AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY" --env "AWS_REGION=$AWS_REGION" \
-        "$SPIN_WASM" >"$log" 2>&1 &
-    EDGE_PIDS+=($!); WASMTIME_URL="http://127.0.0.1:$port"
-    edge_wait wasmtime "$WASMTIME_URL" "$!" "$log"
+        "$SPIN_WASM"
+    EDGE_PIDS+=("$pid"); WASMTIME_URL="http://127.0.0.1:$port"
+    edge_wait wasmtime "$WASMTIME_URL" "$pid" "$log"
 
     edge_start_workerd
     {
@@ -157,29 +157,23 @@ edge_start_all() {
 # `wrangler dev --local` (workerd) over the local R2 in $EDGE/r2; sets WORKERD_URL.
 edge_start_workerd() {
     local port log
-    port=$(edge_free_port); log="$EDGE/wrangler.log"
+    port=$(free_port); log="$EDGE/wrangler.log"
     # The root wrangler.toml without its [build] step (the Worker was built above) and with
     # an absolute `main`, so `wrangler dev` does not rebuild (wasm-opt under Node is slow).
     sed -e '/^\[build\]/,/^command/d' -e "s|^main = \"|main = \"$PWD/|" wrangler.toml >"$EDGE/wrangler.toml"
-    wrangler dev -c "$EDGE/wrangler.toml" --local --ip 127.0.0.1 --port "$port" --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
-        --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS" >"$log" 2>&1 &
     # WRANGLER_PID: the benchmark looks for the Worker's own workerd socket under it.
-    EDGE_PIDS+=($!); WORKERD_URL="http://127.0.0.1:$port"; export WRANGLER_PID=$!
-    edge_wait workerd "$WORKERD_URL" "$!" "$log"
+    start_bg WRANGLER_PID "$log" wrangler dev -c "$EDGE/wrangler.toml" --local --ip 127.0.0.1 --port "$port" \
+        --persist-to "$EDGE/r2" --show-interactive-dev-session=false \
+        --var WIKANTIK_MCP_ALLOW_UNRESTRICTED:true --var "WIKANTIK_POINTER_TTL_SECS:$EDGE_TTL_SECS"
+    export WRANGLER_PID
+    EDGE_PIDS+=("$WRANGLER_PID"); WORKERD_URL="http://127.0.0.1:$port"
+    edge_wait workerd "$WORKERD_URL" "$WRANGLER_PID" "$log"
 }
 
-# Stop a process and its descendants (wrangler → node → workerd), children first, by PID.
-edge_kill_tree() {
-    local pid=$1 child
-    for child in $(pgrep -P "$pid" 2>/dev/null); do edge_kill_tree "$child"; done
-    kill "$pid" 2>/dev/null || true
-}
-
-# Stop the three servers (not the S3 server).
+# Stop the three servers (not the S3 server), each with its descendants (wrangler → node →
+# workerd), by PID.
 edge_stop_targets() {
-    local pid
-    for pid in "${EDGE_PIDS[@]}"; do edge_kill_tree "$pid"; done
-    for pid in "${EDGE_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    stop_pid ${EDGE_PIDS[@]+"${EDGE_PIDS[@]}"}
     EDGE_PIDS=()
 }
 

@@ -12,7 +12,7 @@ once on the real queries.
 
 Usage: ltr.py PSEUDO_DUMP [--eval EVAL_DUMP]
 
-The whole experiment (README, "Learning-to-rank from pseudo-queries"; run from the repo root,
+The whole experiment (docs/RETRIEVAL.md, "History before section-level evaluation"; run from the repo root,
 after `scripts/eval.sh` has fetched the model and warmed .cache/embeddings):
   python3 scripts/ltr-lab/pseudo_queries.py ../shared/corpus/wikantik-pages 1200 > /tmp/pseudo.csv
   IB=target/release/index-builder; ARGS="--model .cache/models/all-MiniLM-L6-v2 --embedding-cache .cache/embeddings"
