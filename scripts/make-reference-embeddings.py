@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write shared/tests/fixtures/minilm_reference.json: reference embeddings of ~30 invented
+"""Write shared/wikantik/tests/fixtures/minilm_reference.json: reference embeddings of ~30 invented
 texts computed by the real sentence-transformers (PyTorch, CPU, f32) from the model folder
 that scripts/fetch-model.sh unpacks. The Rust encoder is tested against this file.
 
@@ -19,7 +19,7 @@ from sentence_transformers import SentenceTransformer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / ".cache/models/all-MiniLM-L6-v2"
-OUT = ROOT / "shared/tests/fixtures/minilm_reference.json"
+OUT = ROOT / "shared/wikantik/tests/fixtures/minilm_reference.json"
 
 LONG = (
     "The index builder walks every page of the wiki, splits it at its headings, and gives "

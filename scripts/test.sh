@@ -8,7 +8,7 @@
 #
 # Tiers:
 #   fast         native `cargo test --workspace --locked`: every crate's unit tests, the core's
-#                parity suite natively (shared/tests/in_memory.rs), the end-to-end tests over
+#                parity suite natively (shared/wikantik/tests/in_memory.rs), the end-to-end tests over
 #                the native host (REST, MCP tools, briefings, hooks, ACL leaks, faults, limits)
 #                and the index-builder CLI tests — minutes
 #   edge         tools, publish tests against a local S3 server, the edge tests (native host,
@@ -45,7 +45,8 @@ SUITES=(
     "lint|suite_links|documentation links (relative links resolve inside the repository)"
     "lint|suite_hooks_generated|client hooks (each hook's shared part is clients/lib/briefing-hook-core.sh)"
     "mcp|suite_mcp|MCP: official SDK clients (TypeScript, Python) and the MCP conformance suite against the native host"
-    "edge|suite_wasm_builds|the core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
+    "edge|suite_edge_deps|the edge links only the query side: no build-only crate in any edge function's dependency tree"
+    "edge|suite_wasm_builds|the serving core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
     "edge|suite_per_function|per-function builds: each function's Worker and Spin build checks for its WASM target; each refuses the other functions' routes"
     "edge|suite_wasm_tests|the core's end-to-end tests inside WASM (Node for Workers, wasmtime for Spin)"
     "reliability|suite_fuzz|reliability: every fuzz target for a short bounded time (cargo-fuzz, libFuzzer)"
@@ -73,9 +74,10 @@ suite_shellcheck() { scripts/lint-shell.sh; }
 suite_links() { scripts/check-links.sh; }
 suite_hooks_generated() { scripts/gen-hooks.sh --check; }
 suite_mcp() { MCP_TESTS_PROFILE=debug scripts/mcp-tests.sh; }
+suite_edge_deps() { scripts/check-edge-deps.sh; }
 suite_wasm_builds() {
-    cargo build --locked -p wikantik --target wasm32-unknown-unknown
-    cargo build --locked -p wikantik --target wasm32-wasip2
+    cargo build --locked -p wikantik-serve --target wasm32-unknown-unknown
+    cargo build --locked -p wikantik-serve --target wasm32-wasip2
 }
 suite_per_function() { scripts/per-function-builds.sh; }
 suite_wasm_tests() { scripts/wasm-tests.sh; }
@@ -123,10 +125,20 @@ for arg in "$@"; do
     wanted[$arg]=1
 done
 
+# Each suite's start is stamped with the wall time so far and the previous suite's wall and
+# CPU seconds (user + system of every finished child process), so its cost can be read even
+# on a loaded machine.
 suite_started=$SECONDS
+suite_cpu=0
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
 section() {
-    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s] $*"
+    local cpu
+    times >"$times_file"    # in this shell: a subshell would report only its own children
+    cpu=$(tail -1 "$times_file" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s wall, $((cpu - suite_cpu))s CPU] $*"
     suite_started=$SECONDS
+    suite_cpu=$cpu
 }
 
 for entry in "${SUITES[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The core's end-to-end tests inside WebAssembly (shared/tests/wasm.rs; the same tests run
-# natively as shared/tests/in_memory.rs, so these runs are a parity check):
+# The core's end-to-end tests inside WebAssembly (shared/wikantik/tests/wasm.rs; the same tests run
+# natively as shared/wikantik/tests/in_memory.rs, so these runs are a parity check):
 #
 #   1. wasm32-unknown-unknown (Cloudflare Workers): wasm-bindgen-test under Node;
 #   2. the core still builds for wasm32-wasip2 (Spin);

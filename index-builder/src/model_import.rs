@@ -227,7 +227,7 @@ mod tests {
 
     fn reference() -> Vec<Reference> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/tests/fixtures/minilm_reference.json");
+            .join("../shared/wikantik/tests/fixtures/minilm_reference.json");
         let text = std::fs::read_to_string(&path).expect("reference fixture is committed");
         let v: serde_json::Value = serde_json::from_str(&text).expect("fixture is JSON");
         v["items"]

@@ -90,7 +90,7 @@ edge_build_worker() {
     local wasm=functions/workers/build/index_bg.wasm
     # worker-build reruns wasm-bindgen and wasm-opt (Node) every time: skip it when the Worker
     # is newer than every source it is built from.
-    if [ -f "$wasm" ] && [ -z "$(find shared/src shared/Cargo.toml functions/workers/src functions/workers/Cargo.toml Cargo.lock .cargo/config.toml -newer "$wasm" -print -quit)" ]; then
+    if [ -f "$wasm" ] && [ -z "$(find shared functions/workers/src functions/workers/Cargo.toml Cargo.lock .cargo/config.toml -newer "$wasm" -print -quit)" ]; then
         echo "   Worker is up to date ($wasm)"
     else
         nice -n 5 scripts/build-worker.sh >"$EDGE/worker-build.log" 2>&1 || { tail -40 "$EDGE/worker-build.log" >&2; return 1; }
