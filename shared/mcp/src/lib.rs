@@ -45,8 +45,8 @@
 //!
 //! ```
 //! use serde_json::{json, Value};
-//! use wikantik::http::Request;
-//! use wikantik::mcp::{self, catalog, Caller, McpConfig, ToolDefinition, ToolHost, ToolOutcome};
+//! use wikantik_http::Request;
+//! use wikantik_mcp::{self as mcp, catalog, Caller, McpConfig, ToolDefinition, ToolHost, ToolOutcome};
 //!
 //! struct Echo;
 //!

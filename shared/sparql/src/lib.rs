@@ -11,7 +11,9 @@
 //! # Use
 //!
 //! ```
-//! use wikantik::sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
+//! # #[cfg(feature = "query")]
+//! # fn main() -> Result<(), wikantik_sparql::SparqlError> {
+//! use wikantik_sparql::{execute, QueryOptions, StoreBuilder, Term, Visibility};
 //! let mut b = StoreBuilder::new();
 //! let label = Term::iri("http://www.w3.org/2000/01/rdf-schema#label");
 //! b.add(Term::iri("urn:p1"), label.clone(), Term::string("Deploy"), Visibility::Public);
@@ -21,7 +23,10 @@
 //! let anonymous = |_page: u32| false;
 //! let r = execute(&store, "SELECT ?l WHERE { ?p <http://www.w3.org/2000/01/rdf-schema#label> ?l }", &anonymous, &QueryOptions::default())?;
 //! assert_eq!(r.to_compact_json(), serde_json::json!([{"l": "Deploy"}]));
-//! # Ok::<(), wikantik::sparql::SparqlError>(())
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "query"))]
+//! # fn main() {}
 //! ```
 //!
 //! # Supported subset

@@ -1,0 +1,208 @@
+//! Phase 9 of a build: everything built so far encoded as shards — sections and bodies by page
+//! range, the query encoder, vector lists, cards and the HNSW graph, term partitions, the page
+//! table, graph, spine, citations, knowledge graph and RDF store — and the manifest over them.
+
+use std::ops::Range;
+
+use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::error::Result;
+use wikantik_format::graph::PageGraph;
+use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
+use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
+use wikantik_format::manifest::{BuildStats, Manifest};
+use wikantik_format::payload::*;
+use wikantik_format::shard::{content_defined_partitions, encode_blob, encode_shard, ShardKind};
+use wikantik_format::spine::Spine;
+use wikantik_format::vectors::{DenseInfo, VectorPartition, CARD_TEXT, PROFILE_LITE, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
+use wikantik_sparql::Store;
+use wikantik_text::chunk::Chunk;
+
+use super::embed::Embedded;
+use super::{CompileOptions, ParsedPage, VectorBuild};
+
+/// What the phases before produced, consumed by [`encode`].
+pub(super) struct Built {
+    pub pages: Vec<ParsedPage>,
+    pub slugs: Vec<String>,
+    pub keys: Vec<u32>,
+    pub chunks: Vec<Vec<Chunk>>,
+    pub partitions: Vec<Range<usize>>,
+    pub records: Vec<PageRecord>,
+    pub spine: Spine,
+    pub graph: PageGraph,
+    pub citations: Vec<CitationEdge>,
+    pub knowledge_graph: KnowledgeGraph,
+    pub mention_index: MentionIndex,
+    pub rdf_store: Store,
+    pub lexical_stats: LexicalStats,
+    pub entries: Vec<TermEntry>,
+    pub embedded: Option<Embedded>,
+    pub warnings: Vec<BuildWarning>,
+}
+
+/// The shards and the manifest of a build.
+pub(super) fn encode(
+    built: Built,
+    options: &CompileOptions,
+    vectors: Option<&VectorBuild<'_>>,
+    progress: &mut dyn FnMut(Stage, usize, usize),
+) -> Result<CompiledIndex> {
+    let Built { pages, slugs, keys, chunks, partitions, records, spine, graph, citations, knowledge_graph, mention_index, rdf_store, lexical_stats, entries, embedded, warnings } = built;
+    let (embeddings, lite_table) = match embedded {
+        Some(Embedded { sections, cards, lite_table }) => (Some((sections, cards)), lite_table),
+        None => (None, None),
+    };
+    let mut shards = Vec::new();
+    let mut vector_partitions: Vec<VectorPartition> = Vec::new();
+    let encode_total = partitions.len() * 2 + 6;
+    let mut encoded = 0usize;
+    let mut tick = |progress: &mut dyn FnMut(Stage, usize, usize)| {
+        encoded += 1;
+        progress(Stage::Encode, encoded.min(encode_total), encode_total);
+    };
+    for (p, range) in partitions.iter().enumerate() {
+        let first = slugs.get(range.start).cloned();
+        let last = range.end.checked_sub(1).and_then(|e| slugs.get(e)).cloned();
+        let section_payload = SectionPartition {
+            pages: range
+                .clone()
+                .map(|i| PageSections {
+                    key: keys[i],
+                    slug: slugs[i].clone(),
+                    sections: chunks[i]
+                        .iter()
+                        .map(|c| SectionRecord {
+                            heading_path: c.heading_path.clone(),
+                            text: c.text.clone(),
+                            content_hash: c.content_hash.clone(),
+                            tokens: c.token_estimate as u32,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        shards.push(encode_shard(ShardKind::Sections, p as u32, &section_payload, first.clone(), last.clone())?);
+        tick(progress);
+        let body_payload = BodyPartition {
+            pages: range
+                .clone()
+                .map(|i| PageBody {
+                    key: keys[i],
+                    slug: slugs[i].clone(),
+                    text: pages[i].text.clone(),
+                    frontmatter: pages[i].frontmatter.fields.clone(),
+                })
+                .collect(),
+        };
+        shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
+        tick(progress);
+    }
+    let mut encoder_id = None;
+    match (vectors, &lite_table) {
+        (Some(_), Some(table)) => {
+            // The head (tokenizer, shape, block hashes) and the rows as a blob read by block.
+            let (head, rows) = table.split(options.lite_rows_per_block)?;
+            let shard = encode_shard(ShardKind::StaticEncoder, 0, &head, None, None)?;
+            encoder_id = Some(format!("{}@{}", table.name, &shard.entry.sha256[..16]));
+            shards.push(shard);
+            shards.push(encode_blob(ShardKind::StaticRows, 0, rows));
+        }
+        (Some(v), None) => shards.push(encode_shard(ShardKind::Model, 0, v.model, None, None)?),
+        (None, _) => {}
+    }
+    if let (Some(v), Some((embeddings, cards))) = (vectors, &embeddings) {
+        // Section vectors in lists by topic (`ivf`): list i is `vectors` partition i.
+        let rows: Vec<(SectionKey, Vec<f32>)> = embeddings
+            .iter()
+            .enumerate()
+            .flat_map(|(i, page)| {
+                let page_key = keys[i];
+                page.iter().enumerate().map(move |(c, e)| (SectionKey::new(page_key, c as u32), e.clone()))
+            })
+            .collect();
+        let (lists, directory) = crate::ivf_build::build(v.model.dim, rows)?;
+        for (p, list) in lists.iter().enumerate() {
+            shards.push(encode_shard(ShardKind::Vectors, p as u32, list, None, None)?);
+        }
+        vector_partitions = lists;
+        shards.push(encode_shard(ShardKind::VectorLists, 0, &directory, None, None)?);
+        let page_cards = keys.iter().zip(cards).map(|(&key, e)| (key, e.clone())).collect();
+        shards.push(encode_shard(ShardKind::Cards, 0, &VectorPartition::quantize_with_cards(v.model.dim, Vec::new(), page_cards)?, None, None)?);
+    }
+    if vectors.is_some() {
+        // The HNSW graph over the rows in partition (= manifest) order.
+        let rows: usize = vector_partitions.iter().map(|p| p.keys.len()).sum();
+        if rows > 0 && rows >= options.ann_threshold {
+            let graph = crate::ann_build::build(&vector_partitions.iter().collect::<Vec<_>>())?;
+            shards.push(encode_shard(ShardKind::Ann, 0, &graph, None, None)?);
+        }
+    }
+    drop(vector_partitions);
+    let term_ranges = content_defined_partitions(
+        &entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(),
+        options.terms_per_partition,
+    );
+    let mut entries: Vec<Option<TermEntry>> = entries.into_iter().map(Some).collect();
+    for (p, range) in term_ranges.iter().enumerate() {
+        let terms: Vec<TermEntry> = range.clone().filter_map(|i| entries.get_mut(i).and_then(Option::take)).collect();
+        // The first partition is unbounded below so every term routes somewhere.
+        let first = if p == 0 { None } else { terms.first().map(|t| t.term.clone()) };
+        let last = terms.last().map(|t| t.term.clone());
+        shards.push(encode_shard(ShardKind::Terms, p as u32, &TermPartition { terms }, first, last)?);
+    }
+    tick(progress);
+    let restricted_pages = records.iter().filter(|r| !r.acl.is_open_to_everyone()).count() as u64;
+    let table = PageTable::new(records);
+    shards.push(encode_shard(ShardKind::Pages, 0, &table, None, None)?);
+    tick(progress);
+    let link_count = graph.edge_count() as u64;
+    shards.push(encode_shard(ShardKind::Graph, 0, &GraphShard { graph }, None, None)?);
+    tick(progress);
+    let stats = BuildStats {
+        pages: table.pages.len() as u64,
+        sections: lexical_stats.sections,
+        clusters: spine.clusters.len() as u64,
+        hubs: spine.hubs() as u64,
+        sub_clusters: spine.sub_cluster_count() as u64,
+        links: link_count,
+        citations: citations.len() as u64,
+        restricted_pages,
+        warnings: warnings.len() as u64,
+    };
+    shards.push(encode_shard(ShardKind::Spine, 0, &SpineShard { spine }, None, None)?);
+    tick(progress);
+    shards.push(encode_shard(ShardKind::Citations, 0, &CitationTable { citations }, None, None)?);
+    tick(progress);
+    shards.push(encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)?);
+    shards.push(encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?);
+    let (mut rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+    rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
+    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)?);
+    for (p, partition) in rdf_partitions.iter().enumerate() {
+        shards.push(encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)?);
+    }
+    tick(progress);
+
+    let section_count = lexical_stats.sections;
+    let mut manifest = Manifest::new(
+        options.generator.clone(),
+        stats,
+        options.analyzer,
+        options.chunker,
+        lexical_stats,
+        shards.iter().map(|s| s.entry.clone()).collect(),
+    )?;
+    if let Some(v) = vectors {
+        manifest = manifest.with_dense(DenseInfo {
+            profile: if lite_table.is_some() { PROFILE_LITE } else { PROFILE_QUALITY }.into(),
+            model_id: v.model_id.clone(),
+            encoder_id,
+            dim: v.model.dim as u32,
+            text_format: if v.contextual { TEXT_CONTEXTUAL } else { TEXT_PLAIN }.into(),
+            vectors: section_count,
+            card_format: Some(CARD_TEXT.into()),
+            thresholds: v.thresholds,
+        })?;
+    }
+    let (manifest_name, manifest_bytes, pointer) = manifest.encode()?;
+    Ok(CompiledIndex { manifest, manifest_name, manifest_bytes, pointer, shards, warnings })}

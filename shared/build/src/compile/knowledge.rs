@@ -1,0 +1,95 @@
+//! Phases 6b and 7 of a build: the knowledge graph, its mentions and RDF projection, and the
+//! `cite://` citations graded against their targets.
+
+use wikantik_format::catalog::PageRecord;
+use wikantik_format::error::{Error, Result};
+use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
+use wikantik_format::payload::{BuildWarning, CitationEdge, CitationStatus};
+use wikantik_format::spine::Spine;
+use wikantik_sparql::Store;
+use wikantik_text::citation::{grade, parse_citations};
+
+use super::pages::PageParts;
+use super::{CompileOptions, ParsedPage};
+
+/// The knowledge graph, the mention index and the RDF store projected from them.
+pub(super) fn knowledge(
+    pages: &[ParsedPage],
+    records: &[PageRecord],
+    parts: &PageParts,
+    spine: &Spine,
+    options: &CompileOptions,
+    warnings: &mut Vec<BuildWarning>,
+) -> Result<(KnowledgeGraph, MentionIndex, Store)> {
+    let (links, chunks) = (&parts.links, &parts.chunks);
+    // 6b. Knowledge graph, mentions and the RDF projection.
+    let sidecar = options.entity_sidecar.as_ref();
+    if let Some(sc) = sidecar {
+        for (slug, line) in &sc.lines {
+            if !records.iter().any(|r| &r.slug == slug) {
+                warnings.push(BuildWarning {
+                    kind: "UNKNOWN_SIDECAR_PAGE".into(),
+                    file: Some(wikantik_text::entity_sidecar::SIDECAR_PATH.into()),
+                    line: Some(*line),
+                    message: format!("the entity sidecar names page {slug}, which the wiki does not have; its entities are ignored"),
+                });
+            }
+        }
+    }
+    let kg_inputs: Vec<crate::kg_build::KgPageInput<'_>> = pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| crate::kg_build::KgPageInput {
+            record: &records[i],
+            links: &links[i],
+            related: &p.frontmatter.related,
+            frontmatter: &p.frontmatter.fields,
+            sections: chunks[i].iter().map(|c| c.text.as_str()).collect(),
+            sidecar_entities: sidecar.and_then(|sc| sc.pages.get(&records[i].slug)).map_or(&[], Vec::as_slice),
+        })
+        .collect();
+    let (knowledge_graph, mention_index) = crate::kg_build::build(&kg_inputs, sidecar, spine);
+    drop(kg_inputs);
+    let rdf_store = wikantik_sparql::ontology::project(records, &knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))?;
+    Ok((knowledge_graph, mention_index, rdf_store))
+
+}
+
+/// Every page's citations, graded against their targets' current text.
+pub(super) fn citations(pages: &[ParsedPage], records: &[PageRecord], warnings: &mut Vec<BuildWarning>) -> Vec<CitationEdge> {
+    // 7. Citations, graded against their targets.
+    let mut citations = Vec::new();
+    for (i, page) in pages.iter().enumerate() {
+        for c in parse_citations(&page.body) {
+            let target = records.iter().position(|r| r.canonical_id == c.target_canonical_id);
+            let status = grade(&c, target.map(|t| pages[t].body.as_str()));
+            if status != CitationStatus::Current {
+                warnings.push(BuildWarning {
+                    kind: if status == CitationStatus::Stale { "STALE_CITATION".into() } else { "CITATION_TARGET_MISSING".into() },
+                    file: Some(page.file_name.clone()),
+                    line: None,
+                    message: format!(
+                        "cite://{}/{} is {}",
+                        c.target_canonical_id,
+                        c.heading_path.join("/"),
+                        if status == CitationStatus::Stale { "stale" } else { "missing its target" }
+                    ),
+                });
+            }
+            citations.push(CitationEdge {
+                source_slug: page.slug.clone(),
+                source_canonical_id: records[i].canonical_id.clone(),
+                target_canonical_id: c.target_canonical_id.clone(),
+                target_heading_path: c.heading_path.join(" > "),
+                span_text: c.span.clone(),
+                span_sha256: c.span_sha256.clone(),
+                claim_text: c.claim_text.clone(),
+                ordinal: c.ordinal,
+                status,
+                pinned_target_version: target.map(|t| records[t].version),
+            });
+        }
+    }
+
+    citations
+}

@@ -1,0 +1,280 @@
+//! The compile step: source pages in, shards and a manifest out. Pure and deterministic:
+//! the same pages and options always give byte-identical shards.
+//!
+//! The index-builder reads the wiki directory (and git history) and hands the pages here;
+//! it then writes what comes back. Tests and WASM builds call it directly on in-memory
+//! pages.
+
+mod embed;
+mod encode;
+mod knowledge;
+mod lexical;
+mod pages;
+mod parse;
+
+
+
+use wikantik_encoder::lite::StaticTableShard;
+use wikantik_format::acl::Acl;
+use wikantik_format::analysis::AnalyzerConfig;
+use wikantik_format::catalog::assign_page_keys;
+use wikantik_format::error::Result;
+use wikantik_format::lexical::{DocumentModel, DocumentWeights};
+use wikantik_format::manifest::ChunkerConfig;
+use wikantik_format::model::ModelShard;
+pub use wikantik_format::payload::*;
+use wikantik_format::shard::content_defined_partitions;
+use wikantik_format::vectors::CoverageThresholds;
+use wikantik_text::page::Frontmatter;
+
+/// One page file as read from the wiki.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourcePage {
+    /// File name within the wiki directory, e.g. `AgentLoops+Hub.md`.
+    pub file_name: String,
+    pub text: String,
+    /// Number of git commits that touched the file, when the wiki is a git repository.
+    pub git_version: Option<u32>,
+    /// Last change, unix seconds.
+    pub updated: i64,
+}
+
+/// Settings of a build; recorded in the manifest where readers need them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompileOptions {
+    pub chunker: ChunkerConfig,
+    pub analyzer: AnalyzerConfig,
+    /// Average pages per `sections`/`bodies` partition.
+    pub pages_per_partition: u32,
+    /// Average terms per `terms` partition.
+    pub terms_per_partition: u32,
+    /// Target entries per `rdf-triples` partition ([`RDF_PARTITION_ENTRIES`]).
+    pub rdf_partition_entries: usize,
+    /// Malformed frontmatter fails the build (true) or skips the page with a warning (false).
+    pub strict_frontmatter: bool,
+    /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
+    pub generator: String,
+    /// Entities an extractor wrote beside the wiki ([`crate::entity_sidecar`]), merged with
+    /// the pages' frontmatter `entities:`.
+    pub entity_sidecar: Option<wikantik_text::entity_sidecar::EntitySidecar>,
+    /// Builds with vectors and at least this many sections also get an `ann` (HNSW) shard
+    /// (`ann::ANN_THRESHOLD`; 0 forces it, e.g. `index-builder eval --ann-threshold 0`).
+    pub ann_threshold: usize,
+    /// Rows per block of the lite profile's `static-rows` blob
+    /// (`encoder::lite::ROWS_PER_BLOCK`; tests use small blocks).
+    pub lite_rows_per_block: usize,
+    /// What a BM25 document is (docs/RETRIEVAL.md).
+    pub lexical_document: DocumentModel,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            chunker: ChunkerConfig::default(),
+            analyzer: AnalyzerConfig::default(),
+            pages_per_partition: 8,
+            terms_per_partition: 64,
+            rdf_partition_entries: RDF_PARTITION_ENTRIES,
+            strict_frontmatter: true,
+            generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
+            entity_sidecar: None,
+            ann_threshold: wikantik_format::ann::ANN_THRESHOLD,
+            lite_rows_per_block: wikantik_encoder::lite::ROWS_PER_BLOCK,
+            lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
+        }
+    }
+}
+
+/// A page after parsing, before encoding.
+struct ParsedPage {
+    file_name: String,
+    slug: String,
+    text: String,
+    frontmatter: Frontmatter,
+    /// Body with frontmatter removed and HTML reduced: what is chunked and scanned for links
+    /// and citations.
+    body: String,
+    /// Found in the raw text, before any transformation (see [`page_acl`]).
+    acl: Acl,
+    updated: i64,
+    git_version: Option<u32>,
+}
+
+/// Computes section embeddings for a build: given embedder inputs, one L2-normalised vector
+/// per input, in order. The index-builder supplies one that runs the encoder on every core
+/// behind an embedding cache; the core never runs it itself and stays single-threaded.
+pub type EmbedFn<'a> = dyn Fn(&[String]) -> Result<Vec<Vec<f32>>> + 'a;
+
+/// The dense side of a build: the model the index will carry and how to embed sections.
+pub struct VectorBuild<'a> {
+    /// The query encoder, stored as the `model` shard.
+    pub model: &'a ModelShard,
+    /// `<name>@<hash>`, recorded in the manifest (and the embedding cache's key).
+    pub model_id: String,
+    /// Embed with the REFERENCE §2.3 contextual prefix (true) or the chunk text alone.
+    pub contextual: bool,
+    /// Coverage thresholds calibrated for this model, recorded in the manifest.
+    pub thresholds: CoverageThresholds,
+    pub embed: &'a EmbedFn<'a>,
+    /// `None`: the `quality` profile (the model shard is the query encoder). `Some`: the
+    /// `lite` profile — this trains the static table from the build's own texts and vectors,
+    /// and the index carries the table instead of the model.
+    pub lite: Option<&'a TrainLiteFn<'a>>,
+}
+
+/// Target entries per `rdf-triples` partition: a predicate with more is alone in its
+/// partition, smaller ones are packed together up to this many (12 bytes an entry).
+pub const RDF_PARTITION_ENTRIES: usize = 2048;
+
+/// What the lite profile's table is trained on: corpus texts only.
+pub struct LiteTraining<'a> {
+    /// The embedder inputs of every section, then of every page card, in build order.
+    pub inputs: &'a [String],
+    /// Their vectors from the model (`inputs.len()` rows, L2-normalised).
+    pub vectors: &'a [Vec<f32>],
+    /// Short corpus texts, sorted and unique: page titles, summaries, cluster names, heading
+    /// texts and the first sentences of each section (the trainer embeds them with the model).
+    pub short_texts: Vec<String>,
+}
+
+/// Trains the lite profile's static table (index-builder `lite::train_table`).
+pub type TrainLiteFn<'a> = dyn Fn(&LiteTraining<'_>) -> Result<StaticTableShard> + 'a;
+
+/// Compile source pages into shards and a manifest (lexical only: no vectors).
+pub fn compile(
+    sources: Vec<SourcePage>,
+    options: &CompileOptions,
+    progress: &mut dyn FnMut(Stage, usize, usize),
+) -> Result<CompiledIndex> {
+    compile_with_vectors(sources, options, None, progress)
+}
+
+/// Compile source pages into shards and a manifest; with `vectors`, also embed every section
+/// and write `vectors` shards (one per page-range partition) and the `model` shard.
+pub fn compile_with_vectors(
+    mut sources: Vec<SourcePage>,
+    options: &CompileOptions,
+    vectors: Option<&VectorBuild<'_>>,
+    progress: &mut dyn FnMut(Stage, usize, usize),
+) -> Result<CompiledIndex> {
+    let mut warnings = Vec::new();
+    sources.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    // 1–2. Parse; canonical ids: valid and unique authored ids are kept, the rest derived.
+    let pages = parse::parse_sources(sources, options, &mut warnings, progress)?;
+    let slugs: Vec<String> = pages.iter().map(|p| p.slug.clone()).collect();
+    let canonical_ids = parse::resolve_canonical_ids(&pages, &mut warnings);
+    let keys = assign_page_keys(&slugs);
+    // 3–4. Per-page facts (ACL, links, sections); structure (spine, graph).
+    let parts = pages::page_parts(&pages, options, &mut warnings, progress);
+    let (spine, graph) = pages::structure(&pages, &slugs, &parts.links, &mut warnings);
+    // 5–6. Partitions by page range; the page table.
+    let partitions = content_defined_partitions(&slugs, options.pages_per_partition);
+    let records = pages::page_records(&pages, &canonical_ids, &keys, &parts, &partitions);
+    // 6b–7. Knowledge graph, mentions, RDF projection; citations graded against their targets.
+    let (knowledge_graph, mention_index, rdf_store) = knowledge::knowledge(&pages, &records, &parts, &spine, options, &mut warnings)?;
+    let citations = knowledge::citations(&pages, &records, &mut warnings);
+    // 8. Lexical index; 8b. embeddings and the lite table.
+    let (lexical_stats, entries) = lexical::lexical_index(&records, &parts.chunks, &keys, options, progress);
+    let embedded = match vectors {
+        Some(v) => Some(embed::embed(v, &records, &parts.chunks, progress)?),
+        None => None,
+    };
+    // 9. Shards and manifest.
+    let built = encode::Built {
+        pages,
+        slugs,
+        keys,
+        chunks: parts.chunks,
+        partitions,
+        records,
+        spine,
+        graph,
+        citations,
+        knowledge_graph,
+        mention_index,
+        rdf_store,
+        lexical_stats,
+        entries,
+        embedded,
+        warnings,
+    };
+    encode::encode(built, options, vectors, progress)
+}
+
+#[cfg(test)]
+mod acl_tests {
+    use super::{compile, CompileOptions, CompiledIndex, SourcePage};
+    use wikantik_format::acl::{Acl, Action};
+    use wikantik_format::catalog::PageTable;
+    use wikantik_serve::reader::{IndexReader, MemoryStore, ShardCache};
+
+    fn source(file_name: &str, text: &str) -> SourcePage {
+        SourcePage { file_name: file_name.into(), text: text.into(), git_version: None, updated: 0 }
+    }
+
+    fn build(sources: Vec<SourcePage>) -> (CompiledIndex, PageTable) {
+        let index = compile(sources, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
+        let table = pollster::block_on(async {
+            let reader = IndexReader::open(MemoryStore::from_compiled(&index), std::sync::Arc::new(ShardCache::default())).await.expect("open");
+            reader.pages().await.expect("pages").as_ref().clone()
+        });
+        (index, table)
+    }
+
+    fn acl_of<'a>(table: &'a PageTable, slug: &str) -> &'a Acl {
+        &table.by_slug(slug).expect("page").acl
+    }
+
+    #[test]
+    fn acl_inside_html_comment_restricts_the_page() {
+        let (index, table) = build(vec![
+            source("Commented.md", "---\ntitle: Commented\n---\n<!-- [{ALLOW view Alice}]() -->\n\n# Commented\n\nSecret.\n"),
+            source("Multiline.md", "# Multiline\n\n<!--\n  [{ALLOW view Alice}]()\n-->\n\nSecret.\n"),
+            source("InDiv.md", "<div class=\"acl\">\n[{ALLOW view Alice}]()\n</div>\n\n# In a div\n"),
+            source("Exported.html", "<html><head><title>Exported</title></head><body><!-- [{ALLOW view Alice}]() --><p>Secret.</p></body></html>"),
+            source("Documented.md", "# Documented\n\nWrite `<!-- [{ALLOW view Alice}]() -->` to hide an ACL.\n"),
+            source("Plain.md", "# Plain\n\nNo ACL.\n"),
+        ]);
+        for slug in ["Commented", "Multiline", "InDiv", "Exported"] {
+            let acl = acl_of(&table, slug);
+            assert!(!acl.is_public(), "{slug}: {acl:?}");
+            assert!(acl.permits(&["Alice".to_string()], Action::View), "{slug}");
+        }
+        assert!(acl_of(&table, "Documented").is_public());
+        assert!(acl_of(&table, "Plain").is_public());
+        assert!(index.warnings.iter().all(|w| w.kind != "MALFORMED_ACL"), "{:?}", index.warnings);
+        assert_eq!(index.manifest.stats.restricted_pages, 4);
+    }
+
+    #[test]
+    fn malformed_acl_restricts_the_page_to_admin_and_warns() {
+        let many = "[{ALLOW view\n".repeat(12);
+        let (index, table) = build(vec![
+            source("Typo.md", "# Typo\n\n<!--\n[{ALLOW veiw Alice}]()\n-->\n"),
+            source("Lower.md", "---\ntitle: Lower\n---\n[{allow view All}]()\n"),
+            source("Deny.md", "[{ALLOW view All}]()\n[{DENY view Bob}]()\n"),
+            source("Broken.html", "<p>x</p>\n<!-- [{ALLOW view Alice -->"),
+            source("Many.md", &many),
+        ]);
+        for slug in ["Typo", "Lower", "Deny", "Broken", "Many"] {
+            assert_eq!(acl_of(&table, slug), &Acl::admin_only(), "{slug}");
+        }
+        let located: Vec<(String, Option<usize>)> = index
+            .warnings
+            .iter()
+            .filter(|w| w.kind == "MALFORMED_ACL")
+            .map(|w| (w.file.clone().unwrap_or_default(), w.line))
+            .collect();
+        let mut expected: Vec<(String, Option<usize>)> = vec![("Broken.html".into(), Some(2)), ("Deny.md".into(), Some(2)), ("Lower.md".into(), Some(4))];
+        expected.extend((1..=10).map(|line| ("Many.md".to_string(), Some(line))));
+        expected.extend([("Many.md".to_string(), None), ("Typo.md".to_string(), Some(4))]);
+        assert_eq!(located, expected);
+        let typo = index.warnings.iter().find(|w| w.file.as_deref() == Some("Typo.md")).map(|w| w.to_string()).unwrap_or_default();
+        assert_eq!(
+            typo,
+            "Typo.md:4: MALFORMED_ACL: malformed ACL directive: unknown action 'veiw' (expected view, comment, edit, modify, rename, \
+             upload or delete, in lower case); the page is restricted to Admin until it is fixed"
+        );
+    }
+}
+
