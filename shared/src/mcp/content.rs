@@ -62,6 +62,18 @@ pub(super) fn capabilities<H: ToolHost>(host: &H) -> Value {
     Value::Object(caps)
 }
 
+/// `name`, `title` (from 2025-06-18 on) and `description`: how every listed object begins
+/// (tools, prompts and their arguments, resource templates).
+pub(super) fn named(version: ProtocolVersion, name: &str, title: &str, description: &str) -> Map<String, Value> {
+    let mut object = Map::new();
+    object.insert("name".into(), json!(name));
+    if version.has_titles_and_structured_content() {
+        object.insert("title".into(), json!(title));
+    }
+    object.insert("description".into(), json!(description));
+    object
+}
+
 /// Who may reuse a cached result (2026-07-28 `cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CacheScope {

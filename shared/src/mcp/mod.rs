@@ -98,7 +98,7 @@ mod content_tests;
 use std::collections::BTreeMap;
 use std::future::Future;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 pub use crate::auth::Caller;
 pub use prompts::{PromptArgument, PromptDefinition, PromptReply};
@@ -165,12 +165,7 @@ impl ToolDefinition {
     /// The `Tool` object of `tools/list` for `version` (`title` and `outputSchema` exist from
     /// 2025-06-18 on; `annotations.title` is always set so 2025-03-26 clients see it too).
     pub fn to_wire(&self, version: ProtocolVersion) -> Value {
-        let mut tool = Map::new();
-        tool.insert("name".into(), json!(self.name));
-        if version.has_titles_and_structured_content() {
-            tool.insert("title".into(), json!(self.title));
-        }
-        tool.insert("description".into(), json!(self.description));
+        let mut tool = content::named(version, &self.name, &self.title, &self.description);
         tool.insert("inputSchema".into(), self.input_schema.clone());
         if let (Some(schema), true) = (&self.output_schema, version.has_titles_and_structured_content()) {
             tool.insert("outputSchema".into(), schema.clone());

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::content::{cache_hints, host_error, required_str, single_page, CacheScope, Context};
+use super::content::{cache_hints, host_error, named, required_str, single_page, CacheScope, Context};
 use super::jsonrpc::RpcError;
 use super::version::ProtocolVersion;
 use super::ToolHost;
@@ -87,12 +87,7 @@ pub fn catalog() -> Vec<PromptDefinition> {
 
 impl PromptArgument {
     fn to_wire(&self, version: ProtocolVersion) -> Value {
-        let mut a = Map::new();
-        a.insert("name".into(), json!(self.name));
-        if version.has_titles_and_structured_content() {
-            a.insert("title".into(), json!(self.title));
-        }
-        a.insert("description".into(), json!(self.description));
+        let mut a = named(version, &self.name, &self.title, &self.description);
         a.insert("required".into(), json!(self.required));
         Value::Object(a)
     }
@@ -101,12 +96,7 @@ impl PromptArgument {
 impl PromptDefinition {
     /// The `Prompt` object of `prompts/list` (`title` exists from 2025-06-18 on).
     pub fn to_wire(&self, version: ProtocolVersion) -> Value {
-        let mut p = Map::new();
-        p.insert("name".into(), json!(self.name));
-        if version.has_titles_and_structured_content() {
-            p.insert("title".into(), json!(self.title));
-        }
-        p.insert("description".into(), json!(self.description));
+        let mut p = named(version, &self.name, &self.title, &self.description);
         p.insert("arguments".into(), self.arguments.iter().map(|a| a.to_wire(version)).collect());
         Value::Object(p)
     }

@@ -20,7 +20,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::content::{cache_hints, host_error, required_str, single_page, CacheScope, Context};
+use super::content::{cache_hints, host_error, named, required_str, single_page, CacheScope, Context};
 use super::jsonrpc::{RpcError, INVALID_PARAMS};
 use super::version::ProtocolVersion;
 use super::ToolHost;
@@ -162,17 +162,10 @@ pub(super) async fn list<H: ToolHost>(cx: &Context<'_, H>, params: &Map<String, 
 /// `resources/templates/list`: the page template, in one page.
 pub(super) fn templates<H: ToolHost>(cx: &Context<'_, H>, params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
     single_page("resources/templates/list", Some(params))?;
-    let mut template = Map::new();
+    let description = "A wiki page by slug: its raw text (Markdown with YAML frontmatter; an exported HTML page as HTML), \
+                       its version in _meta to cite as `slug @ version`. Complete `slug` with completion/complete.";
+    let mut template = named(cx.version, "page", "Wiki page", description);
     template.insert("uriTemplate".into(), json!(PAGE_URI_TEMPLATE));
-    template.insert("name".into(), json!("page"));
-    if cx.version.has_titles_and_structured_content() {
-        template.insert("title".into(), json!("Wiki page"));
-    }
-    template.insert(
-        "description".into(),
-        json!("A wiki page by slug: its raw text (Markdown with YAML frontmatter; an exported HTML page as HTML), \
-               its version in _meta to cite as `slug @ version`. Complete `slug` with completion/complete."),
-    );
     let mut result = Map::new();
     result.insert("resourceTemplates".into(), json!([Value::Object(template)]));
     cache_hints(&mut result, cx.version, cx.config.list_ttl_ms, CacheScope::Public);
