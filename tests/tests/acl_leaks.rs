@@ -11,7 +11,9 @@
 //! canonical id, slug or cluster name reaching a caller who may not view the page fails the test,
 //! as do counts that differ from what the caller may see and answers for a restricted page that
 //! differ from those for a page that does not exist. SPARQL is probed through
-//! `wikantik::sparql::execute` over a store built from the same pages.
+//! `wikantik::sparql::execute` over a store built from the same pages. The MCP resources
+//! (list, read, completion of the page template) and prompts (`briefing`, `ground`) go through
+//! the same gate and the same oracles.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -302,7 +304,8 @@ fn fixture() -> &'static Fixture {
         let ring = KeyRing::parse(&lines.join("\n")).unwrap();
         let config = ServiceConfig {
             rest: RestConfig { keys: ring.clone(), ..RestConfig::default() },
-            mcp: McpConfig { access: AccessConfig { keys: ring, allow_unrestricted: true }, ..McpConfig::default() },
+            // Small resources/list pages, so every caller's listing goes through cursors.
+            mcp: McpConfig { access: AccessConfig { keys: ring, allow_unrestricted: true }, resource_page_size: 7, ..McpConfig::default() },
         };
         Fixture { pages, index, views, config, keys }
     })
@@ -628,6 +631,17 @@ fn restricted_pages_look_exactly_like_missing_ones() {
             let ghost = tool(who, name, serde_json::from_str(&swap(&args.to_string())).unwrap());
             assert_eq!(swap(&real.1.to_string()), ghost.1.to_string(), "{who:?} {name}");
             assert_eq!(real.0, ghost.0, "{who:?} {name}");
+        }
+        for (method, params) in [
+            ("resources/read", json!({ "uri": format!("wiki://page/{}", page.slug) })),
+            ("completion/complete", json!({ "ref": page_template_ref(), "argument": { "name": "slug", "value": page.slug } })),
+            ("prompts/get", json!({ "name": "briefing", "arguments": { "pins": format!("{},PublicTopic01", page.slug) } })),
+            ("prompts/get", json!({ "name": "briefing", "arguments": { "pins": page.id } })),
+            ("prompts/get", json!({ "name": "ground", "arguments": { "question": page.marker } })),
+        ] {
+            let real = mcp(who, method, params.clone());
+            let ghost = mcp(who, method, serde_json::from_str(&swap(&params.to_string())).unwrap());
+            assert_eq!(swap(&real.to_string()), ghost.to_string(), "{who:?} {method} {params}");
         }
     }
 }
@@ -1541,5 +1555,139 @@ fn structure_counts_match_what_the_caller_may_see() {
         assert_eq!(sum, seen.len() as u64, "{v:?} list_metadata_values type");
         let count = structure_sparql(v, "SELECT (COUNT(*) AS ?n) WHERE { ?page wk:hasTag ?c . ?c skos:prefLabel \"structure\" }");
         assert_eq!(column(&count, "n"), vec![seen.len().to_string()], "{v:?} SPARQL tagged structure");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCP resources, completion and prompts. Resources and slug completions depend on nothing but
+// the pages the caller may view, so besides the leak check they must equal the answers from the
+// caller's own view of the wiki (`probe`); prompts retrieve over the whole build's statistics
+// (like the retrieval tools), so they get the leak check and hand-written expectations.
+// ---------------------------------------------------------------------------------------------
+
+/// The `ref` of the page template in `completion/complete`.
+fn page_template_ref() -> Value {
+    json!({ "type": "ref/resource", "uri": "wiki://page/{slug}" })
+}
+
+/// One MCP request as `who` (2025-06-18), leak-checked; the whole JSON-RPC reply.
+fn mcp(who: Who, method: &str, params: Value) -> Value {
+    let response = serve(&authorize(who, mcp_body(method, params.clone())));
+    assert_eq!(response.status, 200, "{method}: {}", String::from_utf8_lossy(&response.body));
+    check_leaks(who, &format!("{method} {params}"), &params.to_string(), &response);
+    serde_json::from_slice(&response.body).unwrap()
+}
+
+/// [`mcp`] plus the own-view oracle.
+fn mcp_probe(who: Who, method: &str, params: Value) -> Value {
+    let response = probe(who, mcp_body(method, params.clone()), &params.to_string(), &format!("{method} {params}"));
+    serde_json::from_slice(&response.body).unwrap()
+}
+
+/// The slugs `who` may view, in slug order.
+fn visible_slugs(who: Who) -> Vec<String> {
+    let mut slugs: Vec<String> = visible(who).iter().map(|p| p.slug.clone()).collect();
+    slugs.sort();
+    slugs
+}
+
+#[test]
+fn resources_list_only_the_pages_the_caller_may_view() {
+    for who in EVERYONE {
+        let mut listed = Vec::new();
+        let mut params = json!({});
+        let mut pages = 0;
+        loop {
+            let reply = mcp_probe(who, "resources/list", params);
+            let result = &reply["result"];
+            let page = result["resources"].as_array().unwrap();
+            assert!(page.len() <= 7, "{who:?}: page of {}", page.len());
+            listed.extend(page.iter().map(|r| r["name"].as_str().unwrap().to_string()));
+            pages += 1;
+            match result.get("nextCursor") {
+                Some(cursor) => params = json!({ "cursor": cursor }),
+                None => break,
+            }
+        }
+        let want = visible_slugs(who);
+        assert_eq!(listed, want, "{who:?}");
+        assert_eq!(pages, want.len().div_ceil(7), "{who:?}");
+    }
+    // A cursor naming a restricted slug continues exactly where a missing one would.
+    let page = restricted().next().unwrap();
+    let cursor = |slug: &str| json!({ "cursor": base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, slug) });
+    for who in EVERYONE.into_iter().filter(|w| !w.sees(page.pattern.unwrap())) {
+        let real = mcp_probe(who, "resources/list", cursor(&page.slug));
+        let ghost = mcp_probe(who, "resources/list", cursor(&format!("{}0", page.slug)));
+        assert_eq!(real["result"]["resources"], ghost["result"]["resources"], "{who:?}");
+    }
+}
+
+#[test]
+fn resources_read_reveals_a_page_only_to_a_caller_who_may_view_it() {
+    for who in EVERYONE {
+        for p in &fixture().pages {
+            let reply = mcp_probe(who, "resources/read", json!({ "uri": format!("wiki://page/{}", p.slug) }));
+            if p.pattern.is_none_or(|l| who.sees(l)) {
+                let text = reply["result"]["contents"][0]["text"].as_str().unwrap_or_else(|| panic!("{who:?} {}: {reply}", p.slug));
+                assert!(text.contains(&p.title), "{who:?} {}", p.slug);
+                assert!(p.secret.is_empty() || text.contains(&p.secret), "{who:?} {}", p.slug);
+            } else {
+                assert_eq!(reply["error"]["code"], -32002, "{who:?} {}: {reply}", p.slug);
+            }
+        }
+    }
+}
+
+#[test]
+fn page_slugs_complete_only_to_viewable_pages() {
+    for who in EVERYONE {
+        for prefix in ["", "z", "Zorb", "zorbaa", "PUBLIC", "quill"] {
+            let params = json!({ "ref": page_template_ref(), "argument": { "name": "slug", "value": prefix } });
+            let completion = mcp_probe(who, "completion/complete", params)["result"]["completion"].clone();
+            let want: Vec<String> = visible_slugs(who).into_iter().filter(|s| s.to_lowercase().starts_with(&prefix.to_lowercase())).collect();
+            assert_eq!(completion["total"], json!(want.len()), "{who:?} {prefix}");
+            assert_eq!(completion["values"], json!(want), "{who:?} {prefix}");
+        }
+        // The briefing prompt's pins complete over the same slugs.
+        let params = json!({ "ref": { "type": "ref/prompt", "name": "briefing" }, "argument": { "name": "pins", "value": "PublicTopic00, zorb" } });
+        let values = mcp_probe(who, "completion/complete", params)["result"]["completion"]["values"].clone();
+        let want: Vec<String> = visible_slugs(who).into_iter().filter(|s| s.starts_with("Zorb")).map(|s| format!("PublicTopic00, {s}")).collect();
+        assert_eq!(values, json!(want), "{who:?}");
+    }
+}
+
+/// The text of a `prompts/get` as `who`.
+fn prompt_text(who: Who, name: &str, arguments: Value) -> String {
+    let reply = mcp(who, "prompts/get", json!({ "name": name, "arguments": arguments }));
+    reply["result"]["messages"][0]["content"]["text"].as_str().unwrap_or_else(|| panic!("{who:?} {name}: {reply}")).to_string()
+}
+
+#[test]
+fn prompts_reveal_a_page_only_to_a_caller_who_may_view_it() {
+    let r: Vec<&Gen> = restricted().collect();
+    let slugs: Vec<&str> = r.iter().map(|p| p.slug.as_str()).collect();
+    let vaults: Vec<String> = PATTERNS.iter().map(|(l, _)| format!("zorbvault{l}")).collect();
+    for who in EVERYONE {
+        prompt_text(who, "briefing", json!({ "pins": slugs[..25].join(","), "prompt": "ledger publishing" }));
+        prompt_text(who, "briefing", json!({ "clusters": "commons", "prompt": "engine figures secret" }));
+        for chunk in vaults.chunks(10) {
+            prompt_text(who, "briefing", json!({ "clusters": chunk.join(", "), "prompt": "ledger publishing" }));
+        }
+        for question in ["ledger publishing shard retrieval", "engine figures secret", "quill ledger"] {
+            prompt_text(who, "ground", json!({ "question": question }));
+        }
+        // Each caller who may view a page gets it: pinned, it is standing context with its secret
+        // word; asked about by its marker, the grounding cites it.
+        for p in r.iter().step_by(3) {
+            let briefing = prompt_text(who, "briefing", json!({ "pins": p.slug }));
+            let ground = prompt_text(who, "ground", json!({ "question": format!("{} ledger figures", p.marker) }));
+            if who.sees(p.pattern.unwrap()) {
+                assert!(briefing.contains(&p.secret), "{who:?} briefing pins {}: {briefing}", p.slug);
+                assert!(ground.contains(&format!("Cite as `{} @ ", p.slug)), "{who:?} ground {}: {ground}", p.marker);
+            } else {
+                assert!(briefing.contains(&format!("unknown pin: {}", p.slug)), "{who:?} {}: {briefing}", p.slug);
+            }
+        }
     }
 }

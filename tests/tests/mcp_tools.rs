@@ -49,10 +49,11 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-/// The raw JSON-RPC response body of one `tools/call` through the service router.
-fn call_raw_at(index: &Path, who: Who, tool: &str, args: Value) -> Value {
+/// The raw JSON-RPC reply to one request through the service router (a 2025-06-18 request;
+/// HTTP 200 asserted, JSON-RPC errors returned as they are).
+fn rpc_at(index: &Path, who: Who, method: &str, params: Value) -> Value {
     let f = fixture();
-    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": args } });
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
     let mut request = Request::new("POST", "/knowledge-mcp")
         .with_header("Content-Type", "application/json")
         .with_header("Accept", "application/json, text/event-stream")
@@ -70,18 +71,21 @@ fn call_raw_at(index: &Path, who: Who, tool: &str, args: Value) -> Value {
     let reader = open(index);
     let response = block_on(handle(Ok(&reader), &request, &f.config));
     assert_eq!(response.status, 200, "{}", String::from_utf8_lossy(&response.body));
-    let reply: Value = serde_json::from_slice(&response.body).expect("JSON response");
+    serde_json::from_slice(&response.body).expect("JSON response")
+}
+
+/// The raw JSON-RPC response body of one `tools/call` through the service router.
+fn call_raw_at(index: &Path, who: Who, tool: &str, args: Value) -> Value {
+    let reply = rpc_at(index, who, "tools/call", json!({ "name": tool, "arguments": args }));
     assert!(reply.get("error").is_none(), "{reply}");
     reply
 }
 
-/// Call a tool and check that the reply leaks no codename to callers who may not see it.
-/// Returns `(isError, structuredContent or the text)`.
-fn call_at(index: &Path, who: Who, tool: &str, args: Value) -> (bool, Value) {
-    let reply = call_raw_at(index, who, tool, args.clone());
-    // What the caller sent may come back (e.g. `query`): only the rest can leak.
+/// Fail if `reply` names a codename `who` may not see; what the caller sent (e.g. `query`)
+/// may come back, so only the rest can leak.
+fn assert_no_codename(who: Who, label: &str, reply: &Value, sent: &[String]) {
     let mut text = reply.to_string().to_lowercase();
-    for sent in sent_strings(&args) {
+    for sent in sent {
         text = text.replace(&sent.to_lowercase(), "");
     }
     let hidden: &[&str] = match who {
@@ -92,13 +96,27 @@ fn call_at(index: &Path, who: Who, tool: &str, args: Value) -> (bool, Value) {
     for codename in hidden {
         if let Some(at) = text.find(codename) {
             let context: String = text.chars().skip(text[..at].chars().count().saturating_sub(300)).take(600).collect();
-            panic!("{tool} leaked {codename} to {who:?}: …{context}…");
+            panic!("{label} leaked {codename} to {who:?}: …{context}…");
         }
     }
+}
+
+/// Call a tool and check that the reply leaks no codename to callers who may not see it.
+/// Returns `(isError, structuredContent or the text)`.
+fn call_at(index: &Path, who: Who, tool: &str, args: Value) -> (bool, Value) {
+    let reply = call_raw_at(index, who, tool, args.clone());
+    assert_no_codename(who, tool, &reply, &sent_strings(&args));
     let result = &reply["result"];
     let is_error = result["isError"].as_bool().unwrap_or(false);
     let payload = result.get("structuredContent").cloned().unwrap_or_else(|| json!(result["content"][0]["text"]));
     (is_error, payload)
+}
+
+/// Any MCP request on the sample wiki, leak-checked like a tool call; the whole reply.
+fn rpc(who: Who, method: &str, params: Value) -> Value {
+    let reply = rpc_at(&fixture().index, who, method, params.clone());
+    assert_no_codename(who, method, &reply, &sent_strings(&params));
+    reply
 }
 
 /// Every string in the arguments.
@@ -760,4 +778,138 @@ fn find_similar_hides_restricted_entities_and_needs_vectors() {
     assert!(similar_names(&spin).contains(&"Project Kestrel"), "{spin}");
     // The lexical-only fixture has no vectors.
     assert!(err(Who::Anonymous, "find_similar", json!({ "node": "Spin" })).starts_with("index not ready"));
+}
+
+// ---------------------------------------------------------------- resources and prompts
+
+/// Every resource `who` is listed, following `nextCursor`.
+fn resources(who: Who) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut params = json!({});
+    loop {
+        let reply = rpc(who, "resources/list", params);
+        let result = &reply["result"];
+        all.extend(result["resources"].as_array().expect("resources").iter().cloned());
+        match result.get("nextCursor") {
+            Some(cursor) => params = json!({ "cursor": cursor }),
+            None => return all,
+        }
+    }
+}
+
+fn read(who: Who, uri: &str) -> Value {
+    rpc(who, "resources/read", json!({ "uri": uri }))
+}
+
+#[test]
+fn every_page_the_caller_may_view_is_a_resource() {
+    let listed = json!(resources(Who::Anonymous));
+    let names: Vec<&str> = strings(&listed, "name");
+    assert_eq!(names.len(), 30, "{names:?}");
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted, "slug order");
+    assert!(RESTRICTED.iter().all(|r| !names.contains(r)));
+    let listed = listed.as_array().expect("resources");
+    let hub = listed.iter().find(|r| r["name"] == "Architecture Hub").expect("Architecture Hub");
+    assert_eq!(hub["uri"], "wiki://page/Architecture%20Hub");
+    assert_eq!(hub["title"], "Architecture Hub");
+    assert_eq!(hub["mimeType"], "text/markdown");
+    assert_eq!(hub["_meta"]["com.wikantik/canonicalId"], "01KX1VJA2SKAC15Y93FR5V03FW");
+    assert!(hub["_meta"]["com.wikantik/version"].as_u64().is_some_and(|v| v >= 1));
+    assert!(hub["annotations"]["lastModified"].as_str().is_some_and(|t| t.ends_with('Z')));
+    let legacy = listed.iter().find(|r| r["name"] == "LegacyExport").expect("LegacyExport");
+    assert_eq!(legacy["mimeType"], "text/html");
+
+    let operators = json!(resources(Who::Operators));
+    let names: Vec<&str> = strings(&operators, "name");
+    assert_eq!(names.len(), 31);
+    assert!(names.contains(&"RotateAnApiKey") && !names.contains(&"EdgeRoadmap"));
+    assert_eq!(resources(Who::Admin).len(), 33);
+}
+
+#[test]
+fn reading_a_resource_returns_the_page_text_pinned_to_its_version() {
+    let reply = read(Who::Anonymous, "wiki://page/Q%26A");
+    let contents = &reply["result"]["contents"];
+    assert_eq!(contents.as_array().map(Vec::len), Some(1), "{reply}");
+    let pages = ok(Who::Anonymous, "read_pages", json!({ "slugs": ["Q&A"] }));
+    assert_eq!(contents[0]["text"], pages["pages"][0]["content"]);
+    assert_eq!(contents[0]["uri"], "wiki://page/Q%26A");
+    let bundle = ok(Who::Anonymous, "assemble_bundle", json!({ "query": "frequently asked questions Q&A" }));
+    if let Some(section) = bundle["sections"].as_array().into_iter().flatten().find(|s| s["slug"] == "Q&A") {
+        assert_eq!(contents[0]["_meta"]["com.wikantik/version"], section["citation"]["version"]);
+    }
+
+    // Restricted reads exactly like missing, for every caller who may not view the page.
+    for who in EVERYONE_ELSE {
+        let real = read(who, "wiki://page/RotateAnApiKey");
+        let ghost = read(who, "wiki://page/RotateAnApiKez");
+        assert_eq!(real["error"]["code"], -32002, "{real}");
+        assert_eq!(real.to_string().replace("RotateAnApiKey", "RotateAnApiKez"), ghost.to_string());
+    }
+    let text = read(Who::Operators, "wiki://page/RotateAnApiKey")["result"]["contents"][0]["text"].as_str().map(str::to_string);
+    assert!(text.is_some_and(|t| t.contains("Halcyon")));
+}
+
+#[test]
+fn page_slugs_complete_over_what_the_caller_may_view() {
+    let complete = |who: Who, value: &str| {
+        let params = json!({ "ref": { "type": "ref/resource", "uri": "wiki://page/{slug}" }, "argument": { "name": "slug", "value": value } });
+        rpc(who, "completion/complete", params)["result"]["completion"].clone()
+    };
+    let anonymous = complete(Who::Anonymous, "r");
+    assert_eq!(anonymous["values"], json!(["RetrievalHub", "RollBackABadBuild", "Runbooks Hub"]));
+    assert_eq!((anonymous["total"].as_u64(), anonymous["hasMore"].as_bool()), (Some(3), Some(false)));
+    assert_eq!(complete(Who::Operators, "ro")["values"], json!(["RollBackABadBuild", "RotateAnApiKey"]));
+    assert_eq!(complete(Who::Outsider, "")["total"], 30);
+}
+
+fn prompt(who: Who, name: &str, arguments: Value) -> String {
+    let reply = rpc(who, "prompts/get", json!({ "name": name, "arguments": arguments }));
+    let messages = &reply["result"]["messages"];
+    assert_eq!((messages[0]["role"].as_str(), messages[0]["content"]["type"].as_str()), (Some("user"), Some("text")), "{reply}");
+    messages[0]["content"]["text"].as_str().expect("text").to_string()
+}
+
+#[test]
+fn the_briefing_prompt_is_the_get_briefing_tool() {
+    for who in [Who::Anonymous, Who::Operators] {
+        let text = prompt(who, "briefing", json!({ "clusters": "retrieval, operations/runbooks", "prompt": "coverage confidence" }));
+        let tool = ok(who, "get_briefing", json!({ "clusters": ["retrieval", "operations/runbooks"], "prompt": "coverage confidence" }));
+        assert_eq!(json!(text), tool, "{who:?}");
+        assert!(text.starts_with("# Wiki context briefing\n"));
+    }
+    let pinned = prompt(Who::Anonymous, "briefing", json!({ "pins": "RotateAnApiKey, Glossary" }));
+    assert!(pinned.contains("unknown pin: RotateAnApiKey"), "{pinned}");
+    let reply = rpc(Who::Anonymous, "prompts/get", json!({ "name": "briefing", "arguments": {} }));
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    assert_eq!(reply["error"]["message"], "Invalid params: at least one of pins, clusters, prompt is required");
+}
+
+#[test]
+fn the_ground_prompt_cites_the_bundle_of_the_question() {
+    let question = "how do I publish a new index";
+    let text = prompt(Who::Anonymous, "ground", json!({ "question": question }));
+    let bundle = ok(Who::Anonymous, "assemble_bundle", json!({ "query": question }));
+    assert!(text.starts_with(&format!("# Grounding context from the wiki\n\nQuestion: {question}\n")), "{text}");
+    let coverage = &bundle["coverage"];
+    assert!(text.contains(&format!(
+        "_Coverage: {} \u{2014} {} sections across {} pages._",
+        coverage["confidence"].as_str().unwrap_or_default(),
+        coverage["sectionCount"],
+        coverage["distinctPageCount"]
+    )));
+    let sections = bundle["sections"].as_array().expect("sections");
+    assert!(!sections.is_empty());
+    for s in sections {
+        let cite = format!("Cite as `{} @ {}`", s["slug"].as_str().unwrap_or_default(), s["citation"]["version"]);
+        assert!(text.contains(&cite), "{cite} missing");
+        assert!(text.contains(s["text"].as_str().unwrap_or_default()));
+    }
+    assert!(text.contains("## How to answer") && text.contains("escalate"));
+    // The gate: a question about the restricted runbook grounds nothing hidden (rpc checks the codenames).
+    for who in EVERYONE_ELSE {
+        prompt(who, "ground", json!({ "question": "rotate the Halcyon keyring api key" }));
+    }
 }

@@ -76,3 +76,16 @@ pub fn url_decode(s: &str, plus_as_space: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A slug as one URL path segment: unreserved characters kept, everything else percent-encoded
+/// (`Runbooks Hub` → `Runbooks%20Hub`, `Q&A` → `Q%26A`).
+pub fn path_segment(slug: &str) -> String {
+    let mut out = String::with_capacity(slug.len());
+    for b in slug.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

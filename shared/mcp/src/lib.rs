@@ -11,6 +11,10 @@
 //!   `call` returns a future with no `Send` bound and no runtime, so a Worker can await R2
 //!   reads inside it and tests can drive it with `pollster`.
 //! - [`catalog`] holds the 21 tool definitions and the routing `instructions`.
+//! - Beyond tools, a host may serve every page the caller may view as a resource
+//!   (`wiki://page/{slug}`, [`resources`]), prompts ([`prompts`]: `briefing`, `ground`) and
+//!   completion of their arguments ([`completion`]); the capabilities follow what the host
+//!   serves, so a tools-only host stays tools-only.
 //!
 //! # Protocol revisions
 //!
@@ -77,20 +81,34 @@
 //! schemas use.
 
 pub mod catalog;
+pub mod completion;
+mod content;
 pub mod jsonrpc;
+pub mod prompts;
+pub mod resources;
 pub mod schema;
 mod server;
 pub mod version;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod content_tests;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 pub use wikantik_access::access::Caller;
+pub use prompts::{PromptArgument, PromptDefinition, PromptReply};
+pub use resources::{PageContents, PageResource};
 pub use server::{handle, handle_authorized};
+pub use wikantik_format::{Error, Result};
+
+/// Longest string argument (or array element) a tool or prompt accepts, in characters
+/// (`sparql_query`'s `query` is bounded by the SPARQL engine instead, at 32 KiB).
+pub const MAX_ARGUMENT_CHARS: usize = 4096;
 pub use version::ProtocolVersion;
 
 use wikantik_access::auth::AccessConfig;
@@ -152,12 +170,7 @@ impl ToolDefinition {
     /// The `Tool` object of `tools/list` for `version` (`title` and `outputSchema` exist from
     /// 2025-06-18 on; `annotations.title` is always set so 2025-03-26 clients see it too).
     pub fn to_wire(&self, version: ProtocolVersion) -> Value {
-        let mut tool = Map::new();
-        tool.insert("name".into(), json!(self.name));
-        if version.has_titles_and_structured_content() {
-            tool.insert("title".into(), json!(self.title));
-        }
-        tool.insert("description".into(), json!(self.description));
+        let mut tool = content::named(version, &self.name, &self.title, &self.description);
         tool.insert("inputSchema".into(), self.input_schema.clone());
         if let (Some(schema), true) = (&self.output_schema, version.has_titles_and_structured_content()) {
             tool.insert("outputSchema".into(), schema.clone());
@@ -211,6 +224,38 @@ pub trait ToolHost {
     /// Run tool `name` (one of [`ToolHost::tools`]) with arguments that satisfied its
     /// `inputSchema` and carry its defaults.
     fn call(&self, name: &str, args: &Value, caller: &Caller) -> impl Future<Output = ToolOutcome>;
+
+    /// Whether every page the caller may view is a resource (`resources/*` and completion of
+    /// the `wiki://page/{slug}` template). Default: no, a tools-only host.
+    fn serves_resources(&self) -> bool {
+        false
+    }
+
+    /// The pages `caller` may view, in a stable order (by slug): restricted pages are left out
+    /// before anything is listed, paged or counted.
+    fn list_resources(&self, _caller: &Caller) -> impl Future<Output = crate::Result<Vec<PageResource>>> {
+        async { Ok(Vec::new()) }
+    }
+
+    /// Page `slug` with its text if `caller` may view it; `None` for a page that does not
+    /// exist *and* for one the caller may not view (the two must be indistinguishable).
+    fn read_resource(&self, _slug: &str, _caller: &Caller) -> impl Future<Output = crate::Result<Option<PageContents>>> {
+        async { Ok(None) }
+    }
+
+    /// The prompts this host serves, in a stable order (normally [`prompts::catalog`]).
+    /// Default: none.
+    fn prompts(&self) -> Vec<PromptDefinition> {
+        Vec::new()
+    }
+
+    /// Render prompt `name` (one of [`ToolHost::prompts`]) for `caller`. `args` passed the
+    /// prompt's declaration: only declared names, every required one present, none blank.
+    /// [`crate::Error::Invalid`] becomes a JSON-RPC invalid-params error.
+    fn get_prompt(&self, name: &str, _args: &BTreeMap<String, String>, _caller: &Caller) -> impl Future<Output = crate::Result<PromptReply>> {
+        let message = format!("prompt {name} is not served here");
+        async move { Err(crate::Error::Invalid(message)) }
+    }
 }
 
 /// Endpoint configuration (built once per instance from env/secrets).
@@ -230,6 +275,12 @@ pub struct McpConfig {
     /// `ttlMs` of cacheable results (`tools/list`, `server/discover`); default one hour, as the
     /// tool list only changes with a deployment.
     pub list_ttl_ms: u64,
+    /// `ttlMs` of results that follow the wiki (`resources/list`, `resources/read`, private to
+    /// the caller); default 30 s, so with the 30 s pointer refresh a change is visible within
+    /// a minute (CONTRACT §3.11).
+    pub resource_ttl_ms: u64,
+    /// Most resources in one `resources/list` page (default 100).
+    pub resource_page_size: usize,
     /// `instructions` of `initialize` and `server/discover`.
     pub instructions: String,
 }
@@ -264,6 +315,8 @@ impl Default for McpConfig {
             max_body_bytes: wikantik_http::MAX_BODY_BYTES,
             max_batch_len: 32,
             list_ttl_ms: 3_600_000,
+            resource_ttl_ms: 30_000,
+            resource_page_size: 100,
             instructions: catalog::INSTRUCTIONS.to_string(),
         }
     }

@@ -5,6 +5,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+use super::content::{self, cache_hints, single_page, CacheScope, Context};
 use super::jsonrpc::{self, classify, failure, success, Message, RpcError};
 use super::schema::{apply_defaults, validate};
 use super::version::{negotiate_initialize, ProtocolVersion};
@@ -351,6 +352,11 @@ impl<H: ToolHost> Server<'_, H> {
             "server/discover" => return Answer::ok(id, self.discover()),
             "tools/list" => self.list_tools(version, params.as_ref()),
             "tools/call" => self.call_tool(version, params.unwrap_or_default()).await,
+            m if content::serves(self.host, m) => {
+                let caller = self.host_caller();
+                let cx = Context { host: self.host, caller: &caller, config: self.config, version };
+                content::dispatch(&cx, m, &params.unwrap_or_default()).await
+            }
             _ => {
                 // 2026-07-28 asks for HTTP 404 here; the handshake revisions answer in a 200.
                 let status = if version.is_modern() { 404 } else { 200 };
@@ -372,7 +378,7 @@ impl<H: ToolHost> Server<'_, H> {
         let version = negotiate_initialize(requested);
         let result = json!({
             "protocolVersion": version.as_str(),
-            "capabilities": capabilities(),
+            "capabilities": content::capabilities(self.host),
             "serverInfo": server_info(version),
             "instructions": self.config.instructions,
         });
@@ -384,10 +390,9 @@ impl<H: ToolHost> Server<'_, H> {
     fn discover(&self) -> Value {
         let mut result = Map::new();
         result.insert("supportedVersions".into(), json!(ProtocolVersion::supported_strings()));
-        result.insert("capabilities".into(), capabilities());
+        result.insert("capabilities".into(), content::capabilities(self.host));
         result.insert("instructions".into(), json!(self.config.instructions));
-        result.insert("ttlMs".into(), json!(self.config.list_ttl_ms));
-        result.insert("cacheScope".into(), json!("public"));
+        cache_hints(&mut result, ProtocolVersion::V2026_07_28, self.config.list_ttl_ms, CacheScope::Public);
         finish(ProtocolVersion::V2026_07_28, result)
     }
 
@@ -395,16 +400,11 @@ impl<H: ToolHost> Server<'_, H> {
     /// cursor, so any cursor is invalid (-32602). Modern results are cacheable and public: the
     /// list does not depend on the caller.
     fn list_tools(&self, version: ProtocolVersion, params: Option<&Map<String, Value>>) -> Result<Map<String, Value>, RpcError> {
-        if let Some(cursor) = params.and_then(|p| p.get("cursor")).filter(|c| !c.is_null()) {
-            return Err(RpcError::invalid_params(format!("invalid cursor {cursor}: tools/list has a single page")));
-        }
+        single_page("tools/list", params)?;
         let tools: Vec<Value> = self.host.tools().iter().map(|t| t.to_wire(version)).collect();
         let mut result = Map::new();
         result.insert("tools".into(), Value::Array(tools));
-        if version.is_modern() {
-            result.insert("ttlMs".into(), json!(self.config.list_ttl_ms));
-            result.insert("cacheScope".into(), json!("public"));
-        }
+        cache_hints(&mut result, version, self.config.list_ttl_ms, CacheScope::Public);
         Ok(result)
     }
 
@@ -431,17 +431,19 @@ impl<H: ToolHost> Server<'_, H> {
             return Ok(text_result(text, true));
         }
         apply_defaults(&tool.input_schema, &mut args);
-        #[cfg(feature = "acl-mutation")]
-        let caller = &wikantik_access::access::mutation::caller_for(wikantik_format::mutation::Mutation::McpTools, self.caller);
-        #[cfg(not(feature = "acl-mutation"))]
-        let caller = self.caller;
-        let outcome = self.host.call(name, &args, caller).await;
+        let outcome = self.host.call(name, &args, &self.host_caller()).await;
         Ok(tool_result(version, outcome))
     }
-}
 
-fn capabilities() -> Value {
-    json!({ "tools": { "listChanged": false } })
+    /// The caller every host call runs as (tools, resources, prompts, completion). Under
+    /// `--features acl-mutation` the MCP gate can be switched off here for the leak suite's
+    /// mutation check.
+    fn host_caller(&self) -> Caller {
+        #[cfg(feature = "acl-mutation")]
+        return wikantik_access::access::mutation::caller_for(wikantik_access::access::mutation::Mutation::McpTools, self.caller);
+        #[cfg(not(feature = "acl-mutation"))]
+        self.caller.clone()
+    }
 }
 
 fn server_info(version: ProtocolVersion) -> Value {

@@ -12,7 +12,7 @@ use wikantik_http::{Request, Response};
 
 /// Serves the real catalog; records calls; answers per tool name.
 #[derive(Default)]
-struct FakeHost {
+pub(super) struct FakeHost {
     calls: RefCell<Vec<(String, Value, Vec<String>)>>,
 }
 
@@ -36,23 +36,23 @@ impl ToolHost for FakeHost {
     }
 }
 
-fn open_config() -> McpConfig {
+pub(super) fn open_config() -> McpConfig {
     McpConfig { access: AccessConfig { keys: KeyRing::empty(), allow_unrestricted: true }, ..McpConfig::default() }
 }
 
-fn post(body: &Value) -> Request {
+pub(super) fn post(body: &Value) -> Request {
     Request::new("POST", "/knowledge-mcp")
         .with_header("Content-Type", "application/json")
         .with_header("Accept", "application/json, text/event-stream")
         .with_body(serde_json::to_vec(body).unwrap())
 }
 
-fn rpc(id: i64, method: &str, params: Value) -> Value {
+pub(super) fn rpc(id: i64, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
 /// A complete 2026-07-28 request: `_meta` plus the standard headers.
-fn modern(id: i64, method: &str, mut params: Value) -> Request {
+pub(super) fn modern(id: i64, method: &str, mut params: Value) -> Request {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "0" },
@@ -66,11 +66,11 @@ fn modern(id: i64, method: &str, mut params: Value) -> Request {
     request
 }
 
-fn legacy(version: &str, id: i64, method: &str, params: Value) -> Request {
+pub(super) fn legacy(version: &str, id: i64, method: &str, params: Value) -> Request {
     post(&rpc(id, method, params)).with_header("MCP-Protocol-Version", version)
 }
 
-fn run_with(request: &Request, host: &FakeHost, config: &McpConfig) -> Response {
+pub(super) fn run_with<H: ToolHost>(request: &Request, host: &H, config: &McpConfig) -> Response {
     pollster::block_on(handle(request, host, config))
 }
 
@@ -78,11 +78,11 @@ fn run(request: &Request) -> Response {
     run_with(request, &FakeHost::default(), &open_config())
 }
 
-fn body(response: &Response) -> Value {
+pub(super) fn body(response: &Response) -> Value {
     serde_json::from_slice(&response.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", String::from_utf8_lossy(&response.body)))
 }
 
-fn error_code(response: &Response) -> i64 {
+pub(super) fn error_code(response: &Response) -> i64 {
     body(response)["error"]["code"].as_i64().unwrap_or_else(|| panic!("no error in {}", body(response)))
 }
 
@@ -90,7 +90,7 @@ fn call(tool: &str, arguments: Value) -> Request {
     modern(9, "tools/call", json!({ "name": tool, "arguments": arguments }))
 }
 
-fn result_of(response: &Response) -> Value {
+pub(super) fn result_of(response: &Response) -> Value {
     assert_eq!(response.status, 200, "{}", body(response));
     let b = body(response);
     assert!(b.get("error").is_none(), "{b}");

@@ -36,6 +36,10 @@ ERAS = ["handshake", "modern"]
 CASES = json.loads((HERE.parent / "tool-cases.json").read_text())
 TOOLS: dict[str, dict[str, Any]] = CASES["tools"]
 LEAK_MARKERS: list[str] = CASES["leakMarkers"]
+VISIBLE_SLUGS: list[str] = CASES["visibleSlugs"]
+# resources/read of a page that is missing or restricted: -32002 before 2026-07-28, -32602 from it (SEP-2164).
+NOT_FOUND = {"handshake": -32002, "modern": -32602}
+VERSION = "com.wikantik/version"
 EXPECTED_FAILURES = {
     line.split("#", 1)[0].strip()
     for line in Path(os.environ.get("MCP_EXPECTED_FAILURES", HERE.parent / "expected-failures.txt")).read_text().splitlines()
@@ -101,7 +105,9 @@ async def test_connect(era):
             assert list(s.discover_result.supported_versions) == SUPPORTED
         caps = s.server_capabilities
         assert caps is not None and caps.tools is not None and caps.tools.list_changed is False
-        assert caps.resources is None and caps.prompts is None
+        assert caps.resources is not None and (caps.resources.subscribe, caps.resources.list_changed) == (False, False)
+        assert caps.prompts is not None and caps.prompts.list_changed is False
+        assert caps.completions is not None
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -259,3 +265,93 @@ async def test_auth_failures_surface_as_errors(era, key, status):
         with pytest.raises(MCPError):
             await connect(s, era)
         assert statuses and statuses[0] == status, statuses
+
+
+# ---------------------------------------------------------------------------------------------
+# Resources (every page the key may view), completion and prompts
+
+
+def assert_no_leak(what: str, text: str) -> None:
+    for marker in LEAK_MARKERS:
+        assert marker not in text, f"{what}: leaks restricted marker {marker!r}"
+
+
+async def all_resources(s: ClientSession) -> list[types.Resource]:
+    result = await s.list_resources()
+    resources = list(result.resources)
+    while result.next_cursor:
+        result = await s.list_resources(params=types.PaginatedRequestParams(cursor=result.next_cursor))
+        resources.extend(result.resources)
+    return resources
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_viewable_page_is_a_readable_resource(era):
+    async with session(READ_KEY, era) as (s, _):
+        await connect(s, era)
+        resources = await all_resources(s)
+        assert [r.name for r in resources] == VISIBLE_SLUGS
+        hub = next(r for r in resources if r.name == "Architecture Hub")
+        assert (str(hub.uri), hub.title, hub.mime_type) == ("wiki://page/Architecture%20Hub", "Architecture Hub", "text/markdown")
+        assert next(r for r in resources if r.name == "LegacyExport").mime_type == "text/html"
+        for r in resources:
+            result = await s.read_resource(str(r.uri))
+            assert len(result.contents) == 1, r.uri
+            content = result.contents[0]
+            assert str(content.uri) == str(r.uri) and content.mime_type == r.mime_type
+            assert isinstance(content.text, str) and len(content.text) > 100, r.uri
+            assert content.meta[VERSION] == r.meta[VERSION] >= 1, r.uri
+            assert_no_leak(f"resources/read {r.uri}", content.text)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_restricted_resource_reads_like_a_missing_one(era):
+    async with session(READ_KEY, era) as (s, _):
+        await connect(s, era)
+        with pytest.raises(MCPError) as restricted:
+            await s.read_resource("wiki://page/RotateAnApiKey")
+        with pytest.raises(MCPError) as missing:
+            await s.read_resource("wiki://page/RotateAnApiKez")
+        assert restricted.value.error.code == missing.value.error.code == NOT_FOUND[era]
+        assert restricted.value.error.message == missing.value.error.message == "Resource not found"
+        assert restricted.value.error.data == {"uri": "wiki://page/RotateAnApiKey"}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_page_template_and_slug_completion(era):
+    async with session(READ_KEY, era) as (s, _):
+        await connect(s, era)
+        templates = (await s.list_resource_templates()).resource_templates
+        assert [(t.name, t.uri_template) for t in templates] == [("page", "wiki://page/{slug}")]
+        ref = types.ResourceTemplateReference(type="ref/resource", uri="wiki://page/{slug}")
+        completion = (await s.complete(ref, {"name": "slug", "value": "r"})).completion
+        assert (completion.values, completion.total, completion.has_more) == (["RetrievalHub", "RollBackABadBuild", "Runbooks Hub"], 3, False)
+        pins = (await s.complete(types.PromptReference(type="ref/prompt", name="briefing"), {"name": "pins", "value": "Glossary, q"})).completion
+        assert pins.values == ["Glossary, Q&A"]
+        with pytest.raises(MCPError) as e:
+            await s.complete(types.PromptReference(type="ref/prompt", name="no_such_prompt"), {"name": "x", "value": ""})
+        assert e.value.error.code == -32602
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_briefing_and_ground_prompts(era):
+    async with session(READ_KEY, era) as (s, _):
+        await connect(s, era)
+        prompts = (await s.list_prompts()).prompts
+        assert [(p.name, [(a.name, a.required) for a in p.arguments or []]) for p in prompts] == [
+            ("briefing", [("pins", False), ("clusters", False), ("prompt", False)]),
+            ("ground", [("question", True)]),
+        ]
+        briefing = await s.get_prompt("briefing", {"clusters": "retrieval", "prompt": "coverage confidence"})
+        assert len(briefing.messages) == 1 and briefing.messages[0].role == "user"
+        text = briefing.messages[0].content.text
+        assert text.startswith("# Wiki context briefing\n")
+        assert_no_leak("briefing", text)
+        ground = (await s.get_prompt("ground", {"question": "how do I publish a new index"})).messages[0].content.text
+        assert ground.startswith("# Grounding context from the wiki\n") and "Cite as `PublishANewIndex @ " in ground
+        assert "## How to answer" in ground
+        assert_no_leak("ground", ground)
+        for name, arguments in [("ground", {}), ("ground", {"question": " "}), ("briefing", {}), ("no_such_prompt", {})]:
+            with pytest.raises(MCPError) as e:
+                await s.get_prompt(name, arguments)
+            assert e.value.error.code == -32602, (name, arguments)

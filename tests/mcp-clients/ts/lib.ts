@@ -61,6 +61,17 @@ export const CATALOG = [
   'traverse', 'search_knowledge', 'find_similar', 'get_ontology', 'sparql_query',
 ];
 
+/** What `initialize` and `server/discover` declare: tools, the pages as resources, prompts, completion. */
+export const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { subscribe: false, listChanged: false },
+  prompts: { listChanged: false },
+  completions: {},
+};
+
+/** The pages a key without principals may view, in slug order (tool-cases.json). */
+export const VISIBLE_SLUGS: string[] = cases.visibleSlugs;
+
 if (JSON.stringify(Object.keys(toolCases)) !== JSON.stringify(CATALOG)) {
   throw new Error('tool-cases.json must hold one case per catalog tool, in catalog order');
 }
@@ -177,7 +188,8 @@ export function modernMeta(extra: Record<string, unknown> = {}): Record<string, 
 /** A complete 2026-07-28 request: `_meta` in the body and the standard headers. */
 export async function modernCall(id: number, method: string, params: Record<string, unknown> = {}, key: string | null = config.readKey): Promise<RawResponse> {
   const headers: Record<string, string> = { 'mcp-protocol-version': MODERN, 'mcp-method': method };
-  if (method === 'tools/call') headers['mcp-name'] = String(params.name);
+  if (method === 'tools/call' || method === 'prompts/get') headers['mcp-name'] = String(params.name);
+  if (method === 'resources/read') headers['mcp-name'] = String(params.uri);
   return rawPost({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta() } }, headers, key);
 }
 

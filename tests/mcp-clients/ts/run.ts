@@ -15,6 +15,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 
 import {
+  CAPABILITIES,
   CATALOG,
   HANDSHAKE_VERSIONS,
   INVALID_CALLS,
@@ -26,7 +27,9 @@ import {
   runAll,
   shapeTest,
   test,
+  leakMarkers,
   toolCases,
+  VISIBLE_SLUGS,
 } from './lib.ts';
 
 const auth = (key: string | null) => (key ? { headers: { Authorization: `Bearer ${key}` } } : {});
@@ -45,13 +48,18 @@ function statusesOf(err: unknown): number[] {
   return found;
 }
 
-async function expectRejectsWithStatus(what: string, p: Promise<unknown>, status: number): Promise<void> {
-  let error: unknown = null;
+/** What `p` rejects with, or null when it resolves. */
+async function rejection(p: Promise<unknown>): Promise<any> {
   try {
     await p;
   } catch (e) {
-    error = e;
+    return e ?? new Error('rejected without a reason');
   }
+  return null;
+}
+
+async function expectRejectsWithStatus(what: string, p: Promise<unknown>, status: number): Promise<void> {
+  const error = await rejection(p);
   assert.ok(error, `${what}: expected a failure with HTTP ${status}, but it succeeded`);
   assert.ok(statusesOf(error).includes(status), `${what}: expected HTTP ${status}, got ${String((error as Error)?.message ?? error)}`);
 }
@@ -84,6 +92,99 @@ function checkInvalidCallResult(tool: string, result: any): void {
   assert.match(text, /input validation failed/, `${tool}: ${text.slice(0, 200)}`);
 }
 
+function assertNoLeak(what: string, text: string): void {
+  for (const marker of leakMarkers) assert.ok(!text.includes(marker), `${what}: leaks restricted marker '${marker}'`);
+}
+
+async function expectRpcError(what: string, p: Promise<unknown>, code: number): Promise<any> {
+  const error = await rejection(p);
+  assert.ok(error, `${what}: expected JSON-RPC error ${code}, but it succeeded`);
+  assert.equal(error.code, code, `${what}: ${String(error?.message ?? error)}`);
+  return error;
+}
+
+/**
+ * Resources, completion and prompts through an SDK client (v1 and v2 share these method names).
+ * `notFound` is the revision's resource-not-found code: -32002 before 2026-07-28, -32602 from it.
+ */
+function contentTests(label: string, client: () => any, notFound: number): void {
+  test(`${label}: resources/list — the pages the key may view, in slug order`, async () => {
+    const { resources } = await client().listResources();
+    assert.deepEqual(resources.map((r: any) => r.name), VISIBLE_SLUGS);
+    const hub = resources.find((r: any) => r.name === 'Architecture Hub');
+    assert.equal(hub.uri, 'wiki://page/Architecture%20Hub');
+    assert.equal(hub.title, 'Architecture Hub');
+    assert.equal(hub.mimeType, 'text/markdown');
+    assert.ok(Number.isInteger(hub._meta?.['com.wikantik/version']) && hub._meta['com.wikantik/version'] >= 1);
+    assert.equal(resources.find((r: any) => r.name === 'LegacyExport').mimeType, 'text/html');
+    assertNoLeak('resources/list', JSON.stringify(resources));
+  });
+
+  test(`${label}: resources/read of every listed page — its text, version pinned`, async () => {
+    const { resources } = await client().listResources();
+    for (const r of resources) {
+      const { contents } = await client().readResource({ uri: r.uri });
+      assert.equal(contents.length, 1, r.uri);
+      assert.equal(contents[0].uri, r.uri);
+      assert.equal(contents[0].mimeType, r.mimeType);
+      assert.ok(typeof contents[0].text === 'string' && contents[0].text.length > 100, r.uri);
+      assert.equal(contents[0]._meta?.['com.wikantik/version'], r._meta['com.wikantik/version'], r.uri);
+      assertNoLeak(`resources/read ${r.uri}`, contents[0].text);
+    }
+  });
+
+  test(`${label}: resources/read of a restricted page is the unknown page's error (${notFound})`, async () => {
+    const restricted = await expectRpcError('restricted', client().readResource({ uri: 'wiki://page/RotateAnApiKey' }), notFound);
+    const unknown = await expectRpcError('unknown', client().readResource({ uri: 'wiki://page/RotateAnApiKez' }), notFound);
+    assert.equal(String(restricted.message).replace('RotateAnApiKey', 'RotateAnApiKez'), String(unknown.message));
+    assert.deepEqual(restricted.data, { uri: 'wiki://page/RotateAnApiKey' });
+  });
+
+  test(`${label}: resources/templates/list — wiki://page/{slug}`, async () => {
+    const { resourceTemplates } = await client().listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((t: any) => [t.name, t.uriTemplate]), [['page', 'wiki://page/{slug}']]);
+  });
+
+  test(`${label}: completion/complete of the template's slug`, async () => {
+    const { completion } = await client().complete({ ref: { type: 'ref/resource', uri: 'wiki://page/{slug}' }, argument: { name: 'slug', value: 'r' } });
+    assert.deepEqual(completion, { values: ['RetrievalHub', 'RollBackABadBuild', 'Runbooks Hub'], total: 3, hasMore: false });
+    await expectRpcError('unknown template', client().complete({ ref: { type: 'ref/resource', uri: 'test://x/{id}' }, argument: { name: 'id', value: '' } }), -32602);
+  });
+
+  test(`${label}: prompts/list — briefing and ground`, async () => {
+    const { prompts } = await client().listPrompts();
+    assert.deepEqual(prompts.map((p: any) => [p.name, p.arguments.map((a: any) => [a.name, a.required])]), [
+      ['briefing', [['pins', false], ['clusters', false], ['prompt', false]]],
+      ['ground', [['question', true]]],
+    ]);
+    for (const p of prompts) assert.ok(p.title && p.description.length > 60, p.name);
+  });
+
+  test(`${label}: prompts/get briefing — the briefing as one user message`, async () => {
+    const result = await client().getPrompt({ name: 'briefing', arguments: { clusters: 'retrieval', prompt: 'coverage confidence' } });
+    assert.equal(result.messages.length, 1);
+    assert.equal(result.messages[0].role, 'user');
+    assert.equal(result.messages[0].content.type, 'text');
+    assert.ok(result.messages[0].content.text.startsWith('# Wiki context briefing\n'));
+    assertNoLeak('briefing', result.messages[0].content.text);
+  });
+
+  test(`${label}: prompts/get ground — cited sections and the coverage`, async () => {
+    const result = await client().getPrompt({ name: 'ground', arguments: { question: 'how do I publish a new index' } });
+    const text: string = result.messages[0].content.text;
+    assert.ok(text.startsWith('# Grounding context from the wiki\n'), text.slice(0, 80));
+    assert.match(text, /_Coverage: (strong|partial|weak|unknown) — \d+ sections across \d+ pages\._/);
+    assert.match(text, /Cite as `PublishANewIndex @ \d+`/);
+    assertNoLeak('ground', text);
+  });
+
+  test(`${label}: prompts/get with bad arguments → -32602`, async () => {
+    await expectRpcError('missing question', client().getPrompt({ name: 'ground', arguments: {} }), -32602);
+    await expectRpcError('unknown prompt', client().getPrompt({ name: 'no_such_prompt', arguments: {} }), -32602);
+    await expectRpcError('no source', client().getPrompt({ name: 'briefing', arguments: { prompt: ' ' } }), -32602);
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // 1. v1 SDK: the default handshake
 
@@ -107,7 +208,7 @@ test('sdk v1: connect (initialize handshake, no session)', async () => {
   const info = v1.client.getServerVersion();
   assert.equal(info?.name, 'wikantik-knowledge');
   assert.equal(info?.title, 'Wikantik Knowledge Graph');
-  assert.deepEqual(v1.client.getServerCapabilities(), { tools: { listChanged: false } });
+  assert.deepEqual(v1.client.getServerCapabilities(), CAPABILITIES);
   assert.match(v1.client.getInstructions() ?? '', /assemble_bundle/);
 });
 
@@ -137,6 +238,8 @@ for (const [tool, args] of INVALID_CALLS) {
 test('sdk v1: tools/call of an unknown tool is a protocol error (-32602)', async () => {
   await assert.rejects(v1c().callTool({ name: 'no_such_tool', arguments: {} }), (e: any) => e.code === -32602);
 });
+
+contentTests('sdk v1 (2025-11-25)', v1c, -32002);
 
 test('sdk v1: no key → 401 surfaced as a connect error', async () => {
   await expectRejectsWithStatus('connect without a key', connectV1(null), 401);
@@ -175,7 +278,7 @@ test('sdk v2: connect pinned to 2026-07-28 (server/discover)', async () => {
   const discover: any = v2.getDiscoverResult();
   assert.ok(discover, 'a discover result');
   assert.deepEqual(discover.supportedVersions, [MODERN, ...HANDSHAKE_VERSIONS]);
-  assert.deepEqual(v2.getServerCapabilities()?.tools, { listChanged: false });
+  assert.deepEqual(v2.getServerCapabilities(), CAPABILITIES);
   assert.equal(v2.getServerVersion()?.name, 'wikantik-knowledge');
   assert.match(v2.getInstructions() ?? '', /assemble_bundle/);
 });
@@ -218,6 +321,8 @@ test('sdk v2 (2026-07-28): assemble_bundle honours the advertised k and budget',
   assert.ok(budgeted.sections.length < 12, 'a 200-token budget keeps fewer than the default 12 sections');
 });
 
+contentTests('sdk v2 (2026-07-28)', v2c, -32602);
+
 test('sdk v2: no key → 401 surfaced as a connect error', async () => {
   await expectRejectsWithStatus('connect without a key', connectV2(null), 401);
 });
@@ -240,7 +345,7 @@ test('raw 2026-07-28: server/discover', async () => {
   assert.equal(r.headers.get('mcp-session-id'), null);
   const res = r.body.result;
   assert.deepEqual(res.supportedVersions, [MODERN, ...HANDSHAKE_VERSIONS]);
-  assert.deepEqual(res.capabilities, { tools: { listChanged: false } });
+  assert.deepEqual(res.capabilities, CAPABILITIES);
   assert.equal(res.resultType, 'complete');
   assert.equal(res._meta['io.modelcontextprotocol/serverInfo'].name, 'wikantik-knowledge');
   assert.equal(res.cacheScope, 'public');
@@ -269,6 +374,40 @@ test('raw 2026-07-28: tools/call get_briefing → markdown text', async () => {
   const r = await modernCall(4, 'tools/call', { name: 'get_briefing', arguments: toolCases.get_briefing.args });
   assert.equal(r.status, 200);
   checkToolResult('get_briefing', r.body.result, true);
+});
+
+test('raw 2026-07-28: resource lists and reads are private to the caller, template and prompt lists public', async () => {
+  const hints = async (method: string, params: Record<string, unknown> = {}) => {
+    const r = await modernCall(5, method, params);
+    assert.equal(r.status, 200, `${method}: ${JSON.stringify(r.body)}`);
+    assert.equal(r.body.result.resultType, 'complete');
+    assert.ok(Number.isInteger(r.body.result.ttlMs) && r.body.result.ttlMs >= 0, method);
+    return r.body.result.cacheScope;
+  };
+  assert.equal(await hints('resources/list'), 'private');
+  assert.equal(await hints('resources/read', { uri: 'wiki://page/Glossary' }), 'private');
+  assert.equal(await hints('resources/templates/list'), 'public');
+  assert.equal(await hints('prompts/list'), 'public');
+});
+
+test('raw 2026-07-28: resources/read and prompts/get route on Mcp-Name', async () => {
+  const meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+  const read = await rawPost({ jsonrpc: '2.0', id: 6, method: 'resources/read', params: { uri: 'wiki://page/Glossary', _meta: meta } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read' });
+  assert.equal(read.status, 400);
+  assert.equal(read.body.error.code, -32020);
+  const get = await rawPost({ jsonrpc: '2.0', id: 7, method: 'prompts/get', params: { name: 'ground', arguments: { question: 'x' }, _meta: meta } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'prompts/get', 'mcp-name': 'briefing' });
+  assert.equal(get.status, 400);
+  assert.equal(get.body.error.code, -32020);
+});
+
+test('raw 2025-03-26: resources and prompts without titles, resource not found is -32002', async () => {
+  const post = (id: number, method: string, params: Record<string, unknown> = {}) => rawPost({ jsonrpc: '2.0', id, method, params }, { 'mcp-protocol-version': '2025-03-26' });
+  const list = await post(1, 'resources/list');
+  assert.equal(list.body.result.resources[0].title, undefined);
+  assert.equal(list.body.result.ttlMs, undefined);
+  assert.equal((await post(2, 'prompts/list')).body.result.prompts[0].title, undefined);
+  const missing = await post(3, 'resources/read', { uri: 'wiki://page/EdgeRoadmap' });
+  assert.deepEqual(missing.body.error, { code: -32002, message: 'Resource not found', data: { uri: 'wiki://page/EdgeRoadmap' } });
 });
 
 const mismatch = async (headers: Record<string, string>, params: Record<string, unknown>, method = 'tools/call') => {

@@ -7,6 +7,7 @@
 //! The reference's `RetrievedPage.lastModified` used Gson's US date format by accident; we send
 //! ISO-8601 there too, so every date an agent sees parses the same way.
 
+pub(crate) use wikantik_format::markup::path_segment;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -126,20 +127,6 @@ pub(crate) fn type_enum(raw: Option<&str>) -> &'static str {
         Some("design") => "DESIGN",
         _ => "UNKNOWN",
     }
-}
-
-/// A slug as one URL path segment: unreserved characters kept, everything else percent-encoded
-/// (`Runbooks Hub` → `Runbooks%20Hub`, `Q&A` → `Q%26A`).
-pub(crate) fn path_segment(slug: &str) -> String {
-    let mut out = String::with_capacity(slug.len());
-    for b in slug.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// The reference's `PageDescriptor` (structural tools): camelCase, absent values omitted.

@@ -7,6 +7,8 @@
 //! `read_pages`), [`spine`] (`list_clusters`, `list_tags`, `list_pages_by_filter`,
 //! `get_page_by_id`), [`agent`] (`get_page_for_agent`), [`citations`]
 //! (`list_stale_citations`) and [`kg`] (the knowledge-graph and ontology tools); [`common`] holds the shared page shapes, filters and dates.
+//! Beyond the tools, [`resources`] serves the caller's pages as MCP resources and [`prompts`]
+//! renders the `briefing` and `ground` prompts, through the same gate.
 
 mod agent;
 mod citations;
@@ -14,10 +16,15 @@ mod common;
 mod context;
 mod kg;
 mod pages;
+mod prompts;
+mod resources;
 mod retrieval;
 mod spine;
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+
 
 /// The message of a SPARQL query that cannot be run (the `/sparql` route's 400).
 #[cfg(feature = "sparql")]
@@ -29,7 +36,7 @@ use wikantik_access::access::Caller;
 use crate::briefing::BriefingConfig;
 use crate::bundle::BundleConfig;
 use wikantik_format::error::{Error, Result};
-use wikantik_mcp::{catalog, ToolDefinition, ToolHost, ToolOutcome};
+use wikantik_mcp::{catalog, PageContents, PageResource, PromptDefinition, PromptReply, ToolDefinition, ToolHost, ToolOutcome};
 use crate::reader::{IndexReader, ShardStore};
 
 /// The tool host for one request: a pinned index reader plus the service settings.
@@ -75,6 +82,26 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
         };
         outcome.unwrap_or_else(|e| ToolOutcome::error(tool_message(&e)))
     }
+
+    fn serves_resources(&self) -> bool {
+        true
+    }
+
+    async fn list_resources(&self, caller: &Caller) -> Result<Vec<PageResource>> {
+        resources::list(self, caller).await
+    }
+
+    async fn read_resource(&self, slug: &str, caller: &Caller) -> Result<Option<PageContents>> {
+        resources::read(self, slug, caller).await
+    }
+
+    fn prompts(&self) -> Vec<PromptDefinition> {
+        crate::mcp::prompts::catalog()
+    }
+
+    async fn get_prompt(&self, name: &str, args: &BTreeMap<String, String>, caller: &Caller) -> Result<PromptReply> {
+        prompts::get(self, name, args, caller).await
+    }
 }
 
 impl<S: ShardStore> KnowledgeTools<'_, S> {
@@ -93,9 +120,7 @@ impl<S: ShardStore> KnowledgeTools<'_, S> {
     }
 }
 
-/// Longest string argument (or array element) a tool accepts, in characters (`sparql_query`'s
-/// `query` is bounded by the SPARQL engine instead, at 32 KiB).
-pub const MAX_ARGUMENT_CHARS: usize = 4096;
+pub use wikantik_mcp::MAX_ARGUMENT_CHARS;
 
 /// The error for the first string argument longer than [`MAX_ARGUMENT_CHARS`], if any.
 fn oversized_argument(tool: &str, args: &Value) -> Option<String> {

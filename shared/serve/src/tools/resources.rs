@@ -1,0 +1,49 @@
+//! The caller's pages as MCP resources ([`wikantik_mcp::resources`]): listed and read only when
+//! the caller may view them, so a restricted page is exactly as absent as a missing one.
+
+use super::common::{iso_instant, non_empty, viewable, Bodies};
+use super::KnowledgeTools;
+use wikantik_access::access::Caller;
+use wikantik_format::catalog::PageRecord;
+use wikantik_format::error::{Error, Result};
+use wikantik_mcp::{PageContents, PageResource};
+use crate::reader::ShardStore;
+
+/// `text/html` for a page exported as HTML, else `text/markdown`.
+fn mime_type(page: &PageRecord) -> &'static str {
+    let source = page.source.to_ascii_lowercase();
+    if source.ends_with(".html") || source.ends_with(".htm") {
+        "text/html"
+    } else {
+        "text/markdown"
+    }
+}
+
+fn resource_of(page: &PageRecord) -> PageResource {
+    PageResource {
+        slug: page.slug.clone(),
+        title: non_empty(&page.title).unwrap_or_else(|| page.slug.clone()),
+        description: non_empty(&page.summary),
+        mime_type: mime_type(page).to_string(),
+        canonical_id: page.canonical_id.clone(),
+        version: page.version,
+        last_modified: Some(iso_instant(page.updated)),
+    }
+}
+
+/// Every page the caller may view, in slug order.
+pub(super) async fn list<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<Vec<PageResource>> {
+    let table = tools.reader.pages().await?;
+    Ok(viewable(&table, caller).into_iter().map(resource_of).collect())
+}
+
+/// Page `slug` with its raw text, if the caller may view it.
+pub(super) async fn read<S: ShardStore>(tools: &KnowledgeTools<'_, S>, slug: &str, caller: &Caller) -> Result<Option<PageContents>> {
+    let table = tools.reader.pages().await?;
+    let Some(page) = caller.page(&table, slug) else { return Ok(None) };
+    let bodies = Bodies::load(tools.reader, &[page]).await?;
+    let body = bodies
+        .get(page)
+        .ok_or_else(|| Error::MissingShard { name: format!("body of {} (bodies partition {})", page.slug, page.partition) })?;
+    Ok(Some(PageContents { resource: resource_of(page), text: body.text.clone() }))
+}
