@@ -16,7 +16,7 @@ failed=0
 
 check() {
     local package=$1 target=$2 features=$3 tree found users
-    local args=(-p "$package" --target "$target" -e normal,build --prefix none)
+    local args=(-p "$package" --target "$target" -e "normal,build" --prefix none)
     if [ "$features" != all ]; then args+=(--no-default-features --features "$features"); fi
     tree=$(cargo tree "${args[@]}" | sed 's/ v[0-9].*//' | sort -u)
     found=$(grep -E "$forbidden" <<<"$tree" || true)

@@ -37,6 +37,17 @@ WASMTIME_VERSION="49.0.3"
 WORKER_BUILD_VERSION="0.8.7"
 
 present()    { printf 'install-tools: present     %s\n' "$*"; }
+
+# cargo install with the tools' builds sharing one target directory (their common dependencies
+# compile once) and a lighter release profile (opt-level 1, no LTO, parallel codegen): no
+# registry carries these tools' binaries, so a fresh machine compiles them, and they only ever
+# run briefly on small inputs, where that profile costs nothing noticeable.
+tool_install() {
+    CARGO_TARGET_DIR="$PWD/.cache/tool-build" \
+        CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false \
+        CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=false \
+        nice -n 10 cargo install "$@"
+}
 installing() { printf 'install-tools: installing  %s\n' "$*"; }
 
 # have_version <expected> <command...>: true when the command runs and its output contains
@@ -91,7 +102,7 @@ ensure_wasm_bindgen_cli() {
     installing "wasm-bindgen-cli $version into $CARGO_HOME/bin (a cold build takes several minutes)"
     # No --locked: the CLI's own lockfile pins a yanked crate (webpki-roots 1.0.11), so a
     # locked install fails. --force replaces another installed version in place.
-    nice -n 10 cargo install wasm-bindgen-cli --version "$version" --root "$CARGO_HOME" --force
+    tool_install wasm-bindgen-cli --version "$version" --root "$CARGO_HOME" --force
     have_version "$version" wasm-bindgen-test-runner --version || {
         echo "install-tools: wasm-bindgen-test-runner $version is still not on PATH" >&2
         return 1
@@ -128,7 +139,7 @@ ensure_worker_build() {
         return
     fi
     installing "worker-build $WORKER_BUILD_VERSION into $CARGO_HOME/bin (a cold build takes several minutes)"
-    nice -n 10 cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --root "$CARGO_HOME" --force
+    tool_install worker-build --version "$WORKER_BUILD_VERSION" --locked --root "$CARGO_HOME" --force
 }
 
 ensure_npm_tools() {
