@@ -7,10 +7,19 @@ cd "$(dirname "$0")/.."
 
 # Each suite's start is stamped with the time the run has taken so far, so a slow CI log shows
 # where the minutes went.
+# The CPU seconds (user + system, of every finished child process) beside the wall time, so a
+# suite's cost can be read even on a loaded machine.
 suite_started=$SECONDS
+suite_cpu=0
+times_file=$(mktemp)
+trap 'rm -f "$times_file"' EXIT
 section() {
-    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s] $*"
+    local cpu
+    times >"$times_file"    # in this shell: a subshell would report only its own children
+    cpu=$(tail -1 "$times_file" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s wall, $((cpu - suite_cpu))s CPU] $*"
     suite_started=$SECONDS
+    suite_cpu=$cpu
 }
 
 section "tools (rustup targets, wasm-bindgen-cli, wasmtime; skipped when present)"
