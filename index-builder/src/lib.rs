@@ -3,6 +3,7 @@
 //! object-store abstraction (`store`). The `index-builder` binary (main.rs) is a thin
 //! command-line front over it.
 
+pub mod commands;
 pub mod embed;
 pub mod error;
 pub mod eval;
@@ -14,3 +15,4 @@ pub mod publish;
 pub mod s3;
 pub mod source;
 pub mod store;
+pub mod target;

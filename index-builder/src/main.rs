@@ -2,18 +2,13 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
-use wikantik::compile::{CompileOptions, Stage};
+use wikantik::compile::CompileOptions;
 
-use wikantik_index_builder::error::Result;
+use wikantik_index_builder::commands::{build, new_key, publish_index};
 use wikantik_index_builder::eval;
-use wikantik_index_builder::indexing::{compile_index, DenseArgs};
-use wikantik_index_builder::publish::{publish, BuildObjects, PublishOptions, PublishReport};
-use wikantik_index_builder::s3::S3Settings;
-use wikantik_index_builder::{output, source, store};
+use wikantik_index_builder::indexing::DenseArgs;
 
 #[derive(Parser)]
 #[command(name = "index-builder", version, about = "Compile a Markdown wiki into Wikantik shards and publish them")]
@@ -167,7 +162,7 @@ fn main() -> ExitCode {
         }
         Command::Keys { command: KeysCommand::New { scopes, principals, label } } => new_key(&scopes, &principals, label.as_deref()),
         Command::Publish { index_dir, to, endpoint, keep_builds, concurrency, dry_run, quiet } => {
-            run_publish(&index_dir, &to, endpoint, keep_builds, concurrency, dry_run, quiet)
+            publish_index(&index_dir, &to, endpoint, keep_builds, concurrency, dry_run, quiet)
         }
     };
     match result {
@@ -176,176 +171,5 @@ fn main() -> ExitCode {
             eprintln!("error: {err}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn build(wiki: &std::path::Path, out: &std::path::Path, keep_builds: usize, lenient: bool, quiet: bool, dense: &DenseArgs) -> Result<()> {
-    let started = Instant::now();
-    let (sources, skipped, from_git) = source::read_wiki(wiki)?;
-    let options = CompileOptions {
-        strict_frontmatter: !lenient,
-        generator: format!("wikantik-index-builder {}", env!("CARGO_PKG_VERSION")),
-        entity_sidecar: source::read_entity_sidecar(wiki)?,
-        ann_threshold: dense.ann_threshold,
-        ..CompileOptions::default()
-    };
-    let bar = if quiet { ProgressBar::hidden() } else { ProgressBar::new(sources.len() as u64) };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {msg:8} [{bar:40}] {pos}/{len}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let mut last_stage = None;
-    let mut on_progress = |stage: Stage, done: usize, total: usize| {
-        if last_stage != Some(stage) {
-            last_stage = Some(stage);
-            bar.set_message(match stage {
-                Stage::Parse => "parse",
-                Stage::Chunk => "chunk",
-                Stage::Index => "index",
-                Stage::Embed => "embed",
-                Stage::Encode => "encode",
-            });
-            bar.set_length(total as u64);
-        }
-        if stage != Stage::Embed {
-            bar.set_position(done as u64);
-        }
-    };
-    let compiled = compile_index(sources, &options, dense, &bar, &mut on_progress)?;
-    bar.finish_and_clear();
-    let report = output::write_index(out, &compiled, keep_builds)?;
-    if quiet {
-        return Ok(());
-    }
-    let m = &compiled.manifest;
-    let s = &m.stats;
-    let mut warnings: Vec<String> = skipped.iter().map(|f| format!("{}: SKIPPED_FILE: {}", f.file, f.reason)).collect();
-    warnings.extend(compiled.warnings.iter().map(|w| w.to_string()));
-    println!("Built index {} from {} in {:.1} s", m.build_id, wiki.display(), started.elapsed().as_secs_f64());
-    println!("  pages      {:>8}  ({} restricted by ACL; versions from {})", s.pages, s.restricted_pages, if from_git { "git history" } else { "frontmatter or 1" });
-    println!("  sections   {:>8}", s.sections);
-    println!("  clusters   {:>8}  ({} hubs, {} sub-clusters)", s.clusters, s.hubs, s.sub_clusters);
-    println!("  links      {:>8}", s.links);
-    println!("  citations  {:>8}", s.citations);
-    match &m.dense {
-        Some(d) => println!(
-            "  vectors    {:>8}  ({} profile{}, {}, {} text; coverage strong ≥ {}, partial ≥ {})",
-            d.vectors,
-            d.profile,
-            d.encoder_id.as_ref().map(|e| format!(" with {e}")).unwrap_or_default(),
-            d.model_id,
-            d.text_format,
-            d.thresholds.strong_similarity,
-            d.thresholds.partial_similarity
-        ),
-        None => println!("  vectors    {:>8}  (no model: lexical-only index)", 0),
-    }
-    println!(
-        "  shards     {:>8}  ({} written, {} unchanged; {} in all, {} written)",
-        compiled.shards.len(),
-        report.shards_written,
-        report.shards_unchanged,
-        human_bytes(report.total_bytes),
-        human_bytes(report.bytes_written)
-    );
-    println!("  output     {}  (pointer current.json; {} builds kept, {} old objects removed)", out.display(), report.builds_kept, report.objects_removed);
-    println!("  warnings   {:>8}", warnings.len());
-    for w in &warnings {
-        println!("    {w}");
-    }
-    Ok(())
-}
-
-fn new_key(scopes: &str, principals: &str, label: Option<&str>) -> Result<()> {
-    use wikantik::auth::{mint_key_with, Scope};
-    use wikantik_index_builder::error::BuildError;
-    let scopes: Vec<Scope> = scopes
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<Scope>().map_err(|_| BuildError::Invalid(format!("unknown scope '{s}' (use mcp_read, mcp, tools, all)"))))
-        .collect::<Result<_>>()?;
-    let principals: Vec<&str> = principals.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
-    let mut random = [0u8; 32];
-    getrandom::fill(&mut random).map_err(|e| BuildError::Invalid(format!("no randomness available: {e}")))?;
-    let (key, line) = mint_key_with(random, &scopes, &principals, label).map_err(|e| BuildError::Invalid(e.to_string()))?;
-    println!("key:  {key}");
-    println!("line: {line}");
-    eprintln!("Give the key to its holder now; it is not stored anywhere. Add the line to the deployment's");
-    eprintln!("WIKANTIK_API_KEYS secret (one line per key; see docs/PUBLISHING.md and the README).");
-    Ok(())
-}
-
-fn run_publish(
-    index_dir: &std::path::Path,
-    to: &str,
-    endpoint: Option<String>,
-    keep_builds: usize,
-    concurrency: usize,
-    dry_run: bool,
-    quiet: bool,
-) -> Result<()> {
-    let started = Instant::now();
-    // Open the target first so a bad URL or missing credentials fail before any reading.
-    let target = store::open(to, &S3Settings::from_env(endpoint))?;
-    let build = BuildObjects::load_local(index_dir)?;
-    let options = PublishOptions {
-        keep_builds,
-        concurrency,
-        dry_run,
-        fail_after_uploads: PublishOptions::fail_after_from_env()?,
-    };
-    let report = publish(target.as_ref(), &build, &options)?;
-    if !quiet {
-        print_publish_report(&report, index_dir, started.elapsed().as_secs_f64());
-    }
-    Ok(())
-}
-
-fn print_publish_report(r: &PublishReport, index_dir: &std::path::Path, seconds: f64) {
-    let (verb, upload, remove) = if r.dry_run { ("Plan (dry run, nothing written):", "to upload", "to remove") } else { ("Published", "uploaded", "removed") };
-    println!("{verb} build {} from {} to {}", r.build_id, index_dir.display(), r.target);
-    println!(
-        "  objects    {} {upload}, {} already present  ({} {upload} of {} in all)",
-        r.uploaded.len(),
-        r.skipped,
-        human_bytes(r.bytes_uploaded),
-        human_bytes(r.total_bytes)
-    );
-    if r.dry_run {
-        for name in &r.uploaded {
-            println!("    + {name}");
-        }
-    }
-    println!("  manifest   {}  ({})", r.manifest_name, if r.manifest_uploaded { upload } else { "already present" });
-    let old = r.previous_build_id.as_deref().unwrap_or("(none)");
-    if r.pointer_written {
-        println!("  pointer    current.json {old} -> {}{}", r.build_id, if r.dry_run { "  (would swap)" } else { "" });
-    } else {
-        println!("  pointer    current.json unchanged (already {})", r.build_id);
-    }
-    println!("  builds     {} kept", r.builds_kept.len());
-    match &r.gc_skipped {
-        Some(reason) => println!("  gc         nothing removed: {reason}"),
-        None => {
-            println!("  gc         {} old objects {remove}", r.removed.len());
-            if r.dry_run {
-                for name in &r.removed {
-                    println!("    - {name}");
-                }
-            }
-        }
-    }
-    if !r.dry_run {
-        println!("  time       {seconds:.1} s");
-    }
-}
-
-fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
-        n => format!("{n} B"),
     }
 }
