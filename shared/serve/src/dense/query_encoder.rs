@@ -3,7 +3,6 @@
 //! (`quality`: the transformer from the `model` shard; `lite`: the static table's head, its rows
 //! read by block from the `static-rows` blob for the query's tokens only), and the query vector.
 
-
 #[cfg(feature = "dense")]
 use wikantik_encoder::lite::{StaticEncoder, StaticRows, StaticTableHead, StaticTableShard};
 #[cfg(feature = "dense")]
