@@ -532,6 +532,8 @@ fn no_rest_route_leaks() {
     let r: Vec<&Gen> = restricted().collect();
     let mut targets = vec![
         "/health".to_string(),
+        "/".into(),
+        "/llms.txt".into(),
         "/api/bundle?q=ledger+publishing+shard+retrieval&k=50".into(),
         "/api/bundle?q=engine+figures+secret&mode=lexical".into(),
         "/api/bundle?q=ledger+publishing&debug=rankings&k=1000".into(),
@@ -542,6 +544,9 @@ fn no_rest_route_leaks() {
     let vaults: Vec<String> = PATTERNS.iter().map(|(l, _)| format!("zorbvault{l}")).collect();
     for chunk in vaults.chunks(10) {
         targets.push(format!("/api/briefing?clusters={}&prompt=ledger&budget=24000", chunk.join(",")));
+    }
+    for page in &r {
+        targets.push(format!("/pages/{}.md", page.slug));
     }
     for chunk in r.chunks(20) {
         let pins: Vec<&str> = chunk.iter().map(|p| p.slug.as_str()).collect();
@@ -609,6 +614,7 @@ fn restricted_pages_look_exactly_like_missing_ones() {
             format!("/api/briefing?pins={},PublicTopic01", page.slug),
             format!("/api/briefing?pins={}&format=md", page.id),
             format!("/api/bundle?q={}", page.marker),
+            format!("/pages/{}.md", page.slug),
         ] {
             let real = rest(who, &target);
             let ghost = rest(who, &swap(&target));

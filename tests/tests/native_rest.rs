@@ -211,3 +211,44 @@ fn a_missing_shard_is_a_503_naming_it() {
     assert_eq!(h.status, 503);
     assert_eq!(h.json()["status"], "unavailable");
 }
+
+#[test]
+fn llms_txt_lists_the_viewable_pages_by_cluster() {
+    let reply = call("/llms.txt");
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("text/markdown; charset=UTF-8"));
+    let text = reply.text();
+    assert!(text.starts_with("# Wiki\n\n> "), "{text}");
+    assert!(text.contains("\n## operations\n"), "a section per cluster: {text}");
+    assert!(text.contains("(/pages/Glossary.md)"), "links to the pages' markdown: {text}");
+    for restricted in ["EdgeRoadmap", "IncidentReview2026Q3"] {
+        assert!(!text.contains(restricted), "{restricted} listed for an anonymous caller");
+    }
+    let admin = call_as("/llms.txt", &shared_server().admin_key).text();
+    assert!(admin.contains("(/pages/EdgeRoadmap.md)"), "the admin sees the restricted page: {admin}");
+}
+
+#[test]
+fn page_markdown_is_gated_like_every_route() {
+    let reply = call("/pages/Glossary.md");
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("text/markdown; charset=UTF-8"));
+    assert!(reply.text().contains("# Glossary"), "{}", reply.text());
+    assert!(reply.header("x-wikantik-page-version").is_some());
+    let hidden = call("/pages/EdgeRoadmap.md");
+    let missing = call("/pages/NoSuchPage0.md");
+    assert_eq!((hidden.status, hidden.text()), (missing.status, missing.text()), "restricted looks like missing");
+    assert_eq!(hidden.status, 404);
+    assert_eq!(call_as("/pages/EdgeRoadmap.md", &shared_server().admin_key).status, 200);
+}
+
+#[test]
+fn the_console_is_a_static_page_without_wiki_content() {
+    let reply = call("/");
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("text/html; charset=UTF-8"));
+    let html = reply.text();
+    assert!(html.contains("<form id=\"bundle-form\">") && html.contains("id=\"briefing-form\""), "{html}");
+    assert!(!html.contains("Glossary") && !html.contains("Kestrel"), "the page carries no wiki content");
+    assert!(reply.header("content-security-policy").is_some());
+}

@@ -20,10 +20,12 @@
 
 pub mod briefing;
 pub mod bundle;
+pub mod console;
 pub mod coverage;
 pub mod dense;
 pub mod fusion;
 pub mod graph_api;
+pub mod llms;
 pub mod reader;
 pub mod rest;
 pub mod retrieval;

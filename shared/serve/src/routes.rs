@@ -37,12 +37,21 @@ pub enum Route {
     Sparql,
     /// `/knowledge-mcp`: the MCP endpoint (its transport rules decide methods).
     Mcp,
+    /// `GET /`: the console, a static page that shows what an agent gets.
+    Console,
+    /// `GET /llms.txt`: the wiki as llms.txt (a link per viewable page, by cluster).
+    LlmsTxt,
+    /// `GET /pages/{slug}.md`: one page's markdown.
+    PageMarkdown,
 }
 
 impl Route {
     /// The route of `path` (a trailing `/` is ignored), `None` for an unknown path.
     pub fn of(path: &str) -> Option<Route> {
         match path.trim_end_matches('/') {
+            "" => Some(Route::Console),
+            "/llms.txt" => Some(Route::LlmsTxt),
+            p if p.starts_with("/pages/") && p.ends_with(".md") => Some(Route::PageMarkdown),
             "/health" => Some(Route::Health),
             "/api/bundle" => Some(Route::Bundle),
             "/api/briefing" => Some(Route::Briefing),
@@ -73,7 +82,8 @@ impl Route {
 
     /// Does this build serve the route? Per-function builds compile only their function's
     /// routes in (cargo features `bundle`, `briefing`, `graph`, `sparql`, `mcp`; ARCHITECTURE.md,
-    /// "Per-function deployment"); `/health` is always served.
+    /// "Per-function deployment"); `/health`, the console, `/llms.txt` and the page markdown
+    /// are always served.
     pub fn built(self) -> bool {
         Surfaces::BUILT.serves_route(self)
     }
@@ -109,7 +119,7 @@ impl Surfaces {
 
     fn serves_route(&self, route: Route) -> bool {
         match route {
-            Route::Health => true,
+            Route::Health | Route::Console | Route::LlmsTxt | Route::PageMarkdown => true,
             Route::Bundle => self.bundle,
             Route::Briefing => self.briefing,
             Route::Graph => self.graph,
@@ -161,7 +171,10 @@ mod tests {
         assert_eq!(Route::of("/sparql"), Some(Route::Sparql));
         assert_eq!(Route::of(MCP_PATH), Some(Route::Mcp));
         assert_eq!(Route::of("/api/graphs"), None);
-        assert_eq!(Route::of("/"), None);
+        assert_eq!(Route::of("/"), Some(Route::Console));
+        assert_eq!(Route::of("/llms.txt"), Some(Route::LlmsTxt));
+        assert_eq!(Route::of("/pages/Some%20Page.md"), Some(Route::PageMarkdown));
+        assert_eq!(Route::of("/pages/Some"), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::reader::{IndexReader, ShardStore};
 use crate::routes::{self, Route, INDEX_HEADER, MAX_QUERY_STRING_BYTES, MAX_TEXT_PARAM_CHARS};
 pub use crate::routes::{Surfaces, MCP_PATH, NOT_SERVED_MESSAGE, NOT_SERVED_STATUS};
 pub use crate::settings::ServiceConfig;
-use crate::{graph_api, rest};
+use crate::{console, graph_api, llms, rest};
 
 /// Route one request. `reader` is `Err` when the index cannot be opened: 503 on every route
 /// but `/health`, which reports it as its status. Routes of surfaces this build leaves out
@@ -28,6 +28,7 @@ pub async fn handle<S: ShardStore>(reader: Result<&IndexReader<S>, &Error>, requ
     }
     match route {
         Route::Health => rest::health(reader).await,
+        Route::Console => console::page(),
         Route::Mcp => mcp(reader, request, config).await,
         _ => rest_route(route, reader, request, config).await,
     }
@@ -73,6 +74,8 @@ async fn rest_route<S: ShardStore>(route: Route, reader: Result<&IndexReader<S>,
         Route::Bundle => rest::bundle(reader, request, config, &caller).await,
         #[cfg(feature = "briefing")]
         Route::Briefing => rest::briefing(reader, request, config, &caller).await,
+        Route::LlmsTxt => llms::llms_txt(reader, &caller).await,
+        Route::PageMarkdown => llms::page_markdown(reader, request.path.trim_end_matches('/'), &caller).await,
         _ => routes::not_served(),
     };
     response.with_header(INDEX_HEADER, reader.build_id())
