@@ -16,6 +16,7 @@
 #                Worker, the core's builds for both WASM targets, the per-function builds and
 #                the core's tests inside WASM
 #   mcp          the official MCP SDK clients (TypeScript, Python) and the conformance suite
+#   browser      the console page (GET /) in headless Debian Chromium, driven by playwright-core
 #   reliability  the ACL mutation check, every fuzz target for a bounded time, the load test
 #                against the native host
 #   eval         tools, then the retrieval evaluation on the real corpus (skips without it)
@@ -28,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TIERS=(fast edge mcp reliability eval lint all)
+TIERS=(fast edge mcp browser reliability eval lint all)
 
 # The suites, in the order `all` runs them: "tiers (space-separated) | function | title".
 # The order matters: eval fetches the model the edge and MCP suites then use, the edge load
@@ -44,6 +45,7 @@ SUITES=(
     "lint|suite_shellcheck|shell scripts (shellcheck; installed from the OS packages if missing)"
     "lint|suite_links|documentation links (relative links resolve inside the repository)"
     "lint|suite_hooks_generated|client hooks (each hook's shared part is clients/lib/briefing-hook-core.sh)"
+    "browser|suite_console|the console page in headless Chromium: health, a bundle with its confidence, a briefing, restricted pages only with their key"
     "mcp|suite_mcp|MCP: official SDK clients (TypeScript, Python) and the MCP conformance suite against the native host"
     "edge|suite_edge_deps|the edge links only the query side: no build-only crate in any edge function's dependency tree"
     "edge|suite_wasm_builds|the serving core builds for Cloudflare Workers (wasm32-unknown-unknown) and Spin (wasm32-wasip2)"
@@ -75,6 +77,7 @@ suite_edge_load() { scripts/edge-load-test.sh 500 60; }
 suite_shellcheck() { scripts/lint-shell.sh; }
 suite_links() { scripts/check-links.sh; }
 suite_hooks_generated() { scripts/gen-hooks.sh --check; }
+suite_console() { scripts/console-tests.sh; }
 suite_mcp() { MCP_TESTS_PROFILE=debug scripts/mcp-tests.sh; }
 suite_edge_deps() { scripts/check-edge-deps.sh; }
 suite_wasm_builds() {
