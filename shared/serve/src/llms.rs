@@ -30,7 +30,7 @@ pub async fn llms_txt<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -
         (Ok(t), Ok(s)) => (t, s),
         (Err(e), _) | (_, Err(e)) => return routes::failure(&e, "llms.txt"),
     };
-    let viewable = |slug: &str| table.by_slug(slug).filter(|p| caller.can_view(p));
+    let viewable = |slug: &str| caller.page(&table, slug);
     let visible_pages = table.pages.iter().filter(|p| caller.can_view(p)).count();
     let mut out = String::new();
     let mut listed: BTreeSet<&str> = BTreeSet::new();
@@ -92,7 +92,7 @@ pub async fn page_markdown<S: ShardStore>(reader: &IndexReader<S>, path: &str, c
         Ok(t) => t,
         Err(e) => return routes::failure(&e, "page"),
     };
-    let Some(page) = table.by_slug(&slug).filter(|p| caller.can_view(p)) else {
+    let Some(page) = caller.page(&table, &slug) else {
         return not_found();
     };
     let bodies = match reader.bodies(page.partition).await {
