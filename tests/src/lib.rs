@@ -44,6 +44,22 @@ pub fn compile_dir(dir: &Path) -> CompiledIndex {
     compile(pages, &CompileOptions { entity_sidecar, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
 }
 
+/// Compile a wiki directory in-process as [`compile_dir`] does, with every page's history
+/// fixed: no git version and `updated` = `updated` for every page. A page's history comes from
+/// the checkout (git log, else the file's modification time, which is the copy time of a
+/// wiki that is not a git work tree), so only a build with fixed history is the same on
+/// every machine.
+pub fn compile_dir_with_fixed_history(dir: &Path, updated: i64) -> CompiledIndex {
+    let (mut pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
+    assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
+    for page in &mut pages {
+        page.git_version = None;
+        page.updated = updated;
+    }
+    let entity_sidecar = wikantik_index_builder::source::read_entity_sidecar(dir).expect("entity sidecar");
+    compile(pages, &CompileOptions { entity_sidecar, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
+}
+
 /// Compile a wiki directory in-process WITH vectors from a stand-in embedder: the tiny test
 /// model (`wikantik::encoder::testing`) as the query encoder and keyword-hash section vectors
 /// of its dimension, so sections sharing words are close. Fast and needs no model files; for

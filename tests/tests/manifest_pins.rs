@@ -1,24 +1,32 @@
 //! The shard format does not drift by accident: the sample wiki's and the real corpus's
 //! lexical builds (compiled in-process with the default options, as `compile_dir` does) have
 //! these manifests byte for byte (a manifest names every shard by its SHA-256, so equal
-//! manifests mean equal indexes). The pins were taken when the core was split into crates, after
-//! checking that `index-builder build` gives the same manifests before and after the split.
+//! manifests mean equal indexes).
+//!
+//! A page's history (its git version and `updated` time) comes from the checkout — git log, or
+//! the file's modification time where the wiki is not a git work tree, as the corpus beside the
+//! repository is not — and differs from machine to machine, so the pinned builds fix every
+//! page's history ([`compile_dir_with_fixed_history`]); everything else is derived from the
+//! page text and must not move.
 //!
 //! A change that means to change the format (a new shard kind, a different chunking, a new
 //! analyzer setting) updates the pins here in the same commit, saying why; a refactoring never
 //! does.
 
-use wikantik_tests::{compile_dir, corpus, sample_wiki};
+use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
+
+/// The `updated` time every page of a pinned build gets (2025-12-01T00:00:00Z).
+const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build).
-const SAMPLE_WIKI_MANIFEST: &str = "2b53ad69535e73064aadaf17eace6b136b5547c241604674c13878626c2805bf";
+const SAMPLE_WIKI_MANIFEST: &str = "ff62320e81669f482451dfcf8edb4731350f59d90ca5752c1f3212228e9d2799";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
 /// lexical build).
-const CORPUS_MANIFEST: &str = "e690d73d111093a8a0d20efcf83dd4e6214062663fe0524a869fce2ddebd0cba";
+const CORPUS_MANIFEST: &str = "83bafba56655251b354652291a2781ecaa6808e06d9b27767a2891076de39264";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {
-    let index = compile_dir(&sample_wiki());
+    let index = compile_dir_with_fixed_history(&sample_wiki(), FIXED_UPDATED);
     assert_eq!(index.pointer.sha256, SAMPLE_WIKI_MANIFEST, "the sample wiki's manifest changed: {}", index.manifest_name);
 }
 
@@ -28,6 +36,6 @@ fn the_real_corpus_builds_the_pinned_manifest() {
         eprintln!("SKIP: the real corpus is absent (../shared/corpus/wikantik-pages or WIKANTIK_CORPUS)");
         return;
     };
-    let index = compile_dir(&dir);
+    let index = compile_dir_with_fixed_history(&dir, FIXED_UPDATED);
     assert_eq!(index.pointer.sha256, CORPUS_MANIFEST, "the corpus's manifest changed: {}", index.manifest_name);
 }
