@@ -2,7 +2,7 @@
 # The edge links only the query side (ARCHITECTURE.md, "The one-way rule"): fails when the
 # dependency tree of an edge function — the Worker (wasm32-unknown-unknown) and the Spin
 # component (wasm32-wasip2), with every function and with each function alone — contains a
-# build-only crate: the index build and text analysis (wikantik-build, wikantik-text), HNSW
+# build-only crate: the index build and text analysis (wikantik-compiler, wikantik-text), HNSW
 # construction (instant-distance), HTML and Markdown parsing (lol_html, pulldown-cmark), YAML
 # (serde_yaml*, unsafe-libyaml). rayon is allowed only as a dependency of `tokenizers` (the
 # query encoder's tokenizer, which depends on it unconditionally and never starts a pool in a
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-forbidden='^(wikantik-build|wikantik-text|instant-distance|lol_html|pulldown-cmark|serde_yaml|serde_yaml_ng|unsafe-libyaml)$'
+forbidden='^(wikantik-compiler|wikantik-text|instant-distance|lol_html|pulldown-cmark|serde_yaml|serde_yaml_ng|unsafe-libyaml)$'
 rayon_users_allowed='^(rayon|rayon-cond|tokenizers)$'
 failed=0
 

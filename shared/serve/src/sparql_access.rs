@@ -37,7 +37,7 @@ mod tests {
 
     /// The callers of the sub-cluster wiki.
     fn sub_cluster_callers() -> Vec<(&'static str, Caller)> {
-        wikantik_build::testing::SUB_CLUSTER_CALLERS.iter().map(|(name, principals)| (*name, Caller::with_principals(*principals))).collect()
+        wikantik_compiler::testing::SUB_CLUSTER_CALLERS.iter().map(|(name, principals)| (*name, Caller::with_principals(*principals))).collect()
     }
 
     /// The page table and the whole RDF store of a compiled index.
@@ -58,7 +58,7 @@ mod tests {
 
         #[test]
     fn sub_cluster_triples_do_not_depend_on_the_first_members_acl() {
-        let index = wikantik_build::testing::sub_cluster_wiki();
+        let index = wikantik_compiler::testing::sub_cluster_wiki();
         let (table, store) = table_and_store(&index);
         let expected = [("anonymous", true, false), ("key", true, false), ("Alice", true, true), ("Bob", true, true), ("Carol", true, false)];
         for ((label, caller), (_, sees_ops, sees_vault)) in sub_cluster_callers().into_iter().zip(expected) {
@@ -81,7 +81,7 @@ mod tests {
         #[test]
     fn sparql_hides_anonymous_only_pages_from_key_holders() {
         use wikantik_access::access::Caller;
-        use wikantik_build::compile::{compile, CompileOptions, SourcePage};
+        use wikantik_compiler::compile::{compile, CompileOptions, SourcePage};
         let page = |slug: &str, acl: &str| SourcePage {
             file_name: format!("{slug}.md"),
             text: format!("---\ntitle: {slug} Title\ntags: [lobby]\n---\n{acl}\n\n# {slug}\n\nText.\n"),
@@ -124,7 +124,7 @@ mod tests {
         #[test]
     fn old_projections_are_refused_to_callers_their_public_group_would_mislead() {
         use wikantik_access::access::Caller;
-        use wikantik_build::compile::{compile, CompileOptions, SourcePage};
+        use wikantik_compiler::compile::{compile, CompileOptions, SourcePage};
         let page = |slug: &str, acl: &str| SourcePage { file_name: format!("{slug}.md"), text: format!("{acl}\n\n# {slug}\n\nText.\n"), git_version: None, updated: 0 };
         let with_lobby = compile(vec![page("Plain", ""), page("Lobby", "[{ALLOW view Anonymous}]()")], &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");
         let without = compile(vec![page("Plain", ""), page("Staff", "[{ALLOW view Authenticated}]()")], &CompileOptions::default(), &mut |_, _, _| {}).expect("compile");

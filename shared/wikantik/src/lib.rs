@@ -2,13 +2,13 @@
 //!
 //! The core is split by concept into the crates under `shared/` (ARCHITECTURE.md):
 //! `wikantik-format` (the shard format), `wikantik-text` (page text analysis),
-//! `wikantik-encoder`, `wikantik-sparql`, `wikantik-build` (the index build), `wikantik-http`,
+//! `wikantik-encoder`, `wikantik-sparql`, `wikantik-compiler` (the index build), `wikantik-http`,
 //! `wikantik-access`, `wikantik-mcp` and `wikantik-serve` (what a function runs). This facade
 //! re-exports them under one module tree for the native index-builder, the native host, the
 //! tests and the examples; the edge functions depend on `wikantik-serve` alone.
 
 pub use wikantik_access::{access, auth};
-pub use wikantik_build::{ann_build, ivf_build, kg_build};
+pub use wikantik_compiler::{ann_build, ivf_build, kg_build};
 pub use wikantik_format::{analysis, catalog, dates, error, graph, hashing, lexical, manifest, markup, payload, shard, spine, tokens, vectors};
 pub use wikantik_http as http;
 pub use wikantik_mcp as mcp;
@@ -31,8 +31,8 @@ pub mod citation {
     pub use wikantik_text::citation::*;
 }
 
-/// The build and the payloads it produces ([`wikantik_build::compile`] re-exports them).
-pub use wikantik_build::compile;
+/// The build and the payloads it produces ([`wikantik_compiler::compile`] re-exports them).
+pub use wikantik_compiler::compile;
 
 /// Dense retrieval: the vector format and the query side.
 pub mod dense {
@@ -45,26 +45,26 @@ pub mod encoder {
     pub use wikantik_encoder::*;
     #[cfg(feature = "test-model")]
     pub mod testing {
-        pub use wikantik_build::testing::*;
+        pub use wikantik_compiler::testing::*;
         pub use wikantik_encoder::testing::*;
     }
 }
 
 /// The vector lists: format and probe, and their build.
 pub mod ivf {
-    pub use wikantik_build::ivf_build::build;
+    pub use wikantik_compiler::ivf_build::build;
     pub use wikantik_format::ivf::*;
 }
 
 /// The HNSW graph: format and search, and its build.
 pub mod ann {
-    pub use wikantik_build::ann_build::{build, build_with};
+    pub use wikantik_compiler::ann_build::{build, build_with};
     pub use wikantik_format::ann::*;
 }
 
 /// The knowledge graph: model and build.
 pub mod kg {
-    pub use wikantik_build::kg_build::build;
+    pub use wikantik_compiler::kg_build::build;
     pub use wikantik_format::kg::*;
 }
 

@@ -269,8 +269,8 @@ mod tests {
 mod card_tests {
     use super::*;
     use wikantik_format::vectors::{page_card_text, CARD_TEXT};
-    use wikantik_build::compile::{CompileOptions, SourcePage};
-    use wikantik_build::testing::compile_with_keyword_vectors;
+    use wikantik_compiler::compile::{CompileOptions, SourcePage};
+    use wikantik_compiler::testing::compile_with_keyword_vectors;
     use wikantik_encoder::testing::keyword_embedding;
 
     #[test]

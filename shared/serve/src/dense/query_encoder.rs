@@ -127,8 +127,8 @@ mod lite_rows_tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use wikantik_build::compile::{CompileOptions, CompiledIndex, LiteTraining, SourcePage};
-    use wikantik_build::testing::compile_with_keyword_vectors;
+    use wikantik_compiler::compile::{CompileOptions, CompiledIndex, LiteTraining, SourcePage};
+    use wikantik_compiler::testing::compile_with_keyword_vectors;
     use wikantik_encoder::testing::TOKENIZER;
     use wikantik_format::model::QuantMatrix;
     use crate::reader::{MemoryStore, ShardCache};

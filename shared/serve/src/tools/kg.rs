@@ -492,8 +492,8 @@ mod tests {
     use super::*;
     use crate::briefing::BriefingConfig;
     use crate::bundle::BundleConfig;
-    use wikantik_build::compile::{compile, CompileOptions, CompiledIndex, SourcePage};
-    use wikantik_build::testing::compile_with_keyword_vectors;
+    use wikantik_compiler::compile::{compile, CompileOptions, CompiledIndex, SourcePage};
+    use wikantik_compiler::testing::compile_with_keyword_vectors;
     use wikantik_mcp::ToolHost;
     use crate::reader::{IndexReader, MemoryStore, ShardCache};
 
