@@ -13,7 +13,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::content::{host_error, Context};
+use super::request::{host_error, Context};
 use super::jsonrpc::RpcError;
 use super::prompts::{self, BRIEFING};
 use super::resources::{PAGE_URI_TEMPLATE, SLUG_ARGUMENT};

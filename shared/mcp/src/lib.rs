@@ -82,9 +82,10 @@
 
 pub mod catalog;
 pub mod completion;
-mod content;
+mod offerings;
 pub mod jsonrpc;
 pub mod prompts;
+mod request;
 pub mod resources;
 pub mod schema;
 mod server;
@@ -93,7 +94,7 @@ pub mod version;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod content_tests;
+mod offerings_tests;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -170,7 +171,7 @@ impl ToolDefinition {
     /// The `Tool` object of `tools/list` for `version` (`title` and `outputSchema` exist from
     /// 2025-06-18 on; `annotations.title` is always set so 2025-03-26 clients see it too).
     pub fn to_wire(&self, version: ProtocolVersion) -> Value {
-        let mut tool = content::named(version, &self.name, &self.title, &self.description);
+        let mut tool = request::named(version, &self.name, &self.title, &self.description);
         tool.insert("inputSchema".into(), self.input_schema.clone());
         if let (Some(schema), true) = (&self.output_schema, version.has_titles_and_structured_content()) {
             tool.insert("outputSchema".into(), schema.clone());

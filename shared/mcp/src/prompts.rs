@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::content::{cache_hints, host_error, named, required_str, single_page, CacheScope, Context};
+use super::request::{cache_hints, host_error, named, required_str, single_page, CacheScope, Context};
 use super::jsonrpc::RpcError;
 use super::version::ProtocolVersion;
 use super::ToolHost;

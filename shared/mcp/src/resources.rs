@@ -20,7 +20,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::content::{cache_hints, host_error, named, required_str, single_page, CacheScope, Context};
+use super::request::{cache_hints, host_error, named, required_str, single_page, CacheScope, Context};
 use super::jsonrpc::{RpcError, INVALID_PARAMS};
 use super::version::ProtocolVersion;
 use super::ToolHost;

@@ -5,7 +5,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
-use super::content::{self, cache_hints, single_page, CacheScope, Context};
+use super::offerings;
+use super::request::{cache_hints, single_page, CacheScope, Context};
 use super::jsonrpc::{self, classify, failure, success, Message, RpcError};
 use super::schema::{apply_defaults, validate};
 use super::version::{negotiate_initialize, ProtocolVersion};
@@ -352,10 +353,10 @@ impl<H: ToolHost> Server<'_, H> {
             "server/discover" => return Answer::ok(id, self.discover()),
             "tools/list" => self.list_tools(version, params.as_ref()),
             "tools/call" => self.call_tool(version, params.unwrap_or_default()).await,
-            m if content::serves(self.host, m) => {
+            m if offerings::serves(self.host, m) => {
                 let caller = self.host_caller();
                 let cx = Context { host: self.host, caller: &caller, config: self.config, version };
-                content::dispatch(&cx, m, &params.unwrap_or_default()).await
+                offerings::dispatch(&cx, m, &params.unwrap_or_default()).await
             }
             _ => {
                 // 2026-07-28 asks for HTTP 404 here; the handshake revisions answer in a 200.
@@ -378,7 +379,7 @@ impl<H: ToolHost> Server<'_, H> {
         let version = negotiate_initialize(requested);
         let result = json!({
             "protocolVersion": version.as_str(),
-            "capabilities": content::capabilities(self.host),
+            "capabilities": offerings::capabilities(self.host),
             "serverInfo": server_info(version),
             "instructions": self.config.instructions,
         });
@@ -390,7 +391,7 @@ impl<H: ToolHost> Server<'_, H> {
     fn discover(&self) -> Value {
         let mut result = Map::new();
         result.insert("supportedVersions".into(), json!(ProtocolVersion::supported_strings()));
-        result.insert("capabilities".into(), content::capabilities(self.host));
+        result.insert("capabilities".into(), offerings::capabilities(self.host));
         result.insert("instructions".into(), json!(self.config.instructions));
         cache_hints(&mut result, ProtocolVersion::V2026_07_28, self.config.list_ttl_ms, CacheScope::Public);
         finish(ProtocolVersion::V2026_07_28, result)

@@ -6,6 +6,7 @@
 //! evaluated on its own and joined, which keeps `FILTER`/`BIND` scoping exact.
 
 use super::expr::{sort_key, EvalError, SortKey};
+use super::solution::{get, set, term_of_literal, Ctx, Row, Value};
 use super::store::{IdPattern, Store};
 use super::term::{Term, XSD};
 use super::tree::Node;
@@ -16,28 +17,6 @@ use spargebra::Query;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-/// A bound value: a dictionary id, or a term computed by an expression that the store lacks.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Value {
-    Id(u32),
-    Computed(Rc<Term>),
-}
-
-/// One solution: a value per variable slot (missing or `None` = unbound).
-pub(crate) type Row = Vec<Option<Value>>;
-
-/// State of one query evaluation.
-pub(crate) struct Ctx<'a> {
-    pub(crate) store: &'a Store,
-    /// The visibility groups the caller may view (decided once per query).
-    pub(crate) groups: Vec<usize>,
-    pub(crate) budget: Budget,
-    slots: HashMap<String, usize>,
-    pub(crate) regexes: HashMap<(String, String), regex::Regex>,
-    /// The query's base IRI, for `IRI()` of relative references.
-    pub(crate) base: Option<oxiri::Iri<String>>,
-}
-
 type R<T> = Result<T, SparqlError>;
 
 /// A position of a triple pattern: a constant (`None` if the store lacks it) or a variable slot.
@@ -45,19 +24,6 @@ type R<T> = Result<T, SparqlError>;
 enum Pos {
     Const(Option<u32>),
     Var(usize),
-}
-
-pub(crate) fn get(row: &Row, slot: usize) -> Option<&Value> {
-    row.get(slot).and_then(Option::as_ref)
-}
-
-fn set(row: &mut Row, slot: usize, v: Value) {
-    if row.len() <= slot {
-        row.resize(slot + 1, None);
-    }
-    if let Some(cell) = row.get_mut(slot) {
-        *cell = Some(v);
-    }
 }
 
 /// The row without its trailing unbound slots (for equality of solutions).
@@ -91,13 +57,6 @@ fn substitutable(gp: &GraphPattern) -> bool {
         GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => true,
         GraphPattern::Join { left, right } | GraphPattern::Union { left, right } => substitutable(left) && substitutable(right),
         _ => false,
-    }
-}
-
-pub(crate) fn term_of_literal(l: &spargebra::term::Literal) -> Term {
-    match l.language() {
-        Some(lang) => Term::lang_string(l.value(), lang),
-        None => Term::typed(l.value(), l.datatype().as_str()),
     }
 }
 

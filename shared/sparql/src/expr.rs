@@ -6,7 +6,7 @@
 //! SPARQL says; only bounds and unsupported features abort a query.
 
 use wikantik_format::dates::days_from_civil;
-use super::eval::{get, term_of_literal, Ctx, Row};
+use super::solution::{get, term_of_literal, Ctx, Row};
 use super::term::{Term, RDF_LANG_STRING, XSD, XSD_STRING};
 use super::SparqlError;
 use sha2::Digest;

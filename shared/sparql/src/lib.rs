@@ -87,6 +87,8 @@ mod eval;
 #[cfg(feature = "query")]
 mod expr;
 #[cfg(feature = "query")]
+mod solution;
+#[cfg(feature = "query")]
 mod needs;
 #[cfg(feature = "query")]
 mod tree;
