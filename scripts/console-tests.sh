@@ -38,8 +38,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
     echo "$lock_sum" >"$stamp"
 fi
 
-cargo build --locked -q -p wikantik-index-builder -p wikantik-native
+cargo build --locked -q -p wikantik-native
 bin=${CARGO_TARGET_DIR:-target}/debug
+index_builder=$(release_index_builder)
 work=$(mktemp -d "${TMPDIR:-/tmp}/wikantik-console.XXXXXX")
 host_pid=""
 stop() { [ -z "$host_pid" ] || stop_pid "$host_pid"; }
@@ -49,8 +50,8 @@ dense=()
 if compgen -G ".cache/models/all-MiniLM-L6-v2/.unpacked-from-*" >/dev/null; then
     dense=(--model .cache/models/all-MiniLM-L6-v2 --profile lite)
 fi
-"$bin/index-builder" build examples/wiki --out "$work/index" -q "${dense[@]}"
-key_out=$("$bin/index-builder" keys new --scopes all --principals Admin --label console-test 2>/dev/null)
+"$index_builder" build examples/wiki --out "$work/index" -q "${dense[@]}"
+key_out=$("$index_builder" keys new --scopes all --principals Admin --label console-test 2>/dev/null)
 admin_key=$(sed -n 's/^key:  //p' <<<"$key_out")
 admin_line=$(sed -n 's/^line: //p' <<<"$key_out")
 

@@ -22,10 +22,19 @@
 #                                     STOP (it stops the servers), print the last lines of each
 #                                     LOG that exists when the script fails, remove the
 #                                     directory WORK, and keep the exit status
+#   release_index_builder             build the release index-builder (a no-op when the eval or
+#                                     the demo built it) and print its path: indexes with vectors
+#                                     are built by the release binary, whose embedding and lite
+#                                     training take seconds where the dev profile's take minutes
 #   run_load_client BIN URL REQUESTS MAX_SECONDS
 #                                     the `load` client (tests/src/bin/load.rs) with the mix and
 #                                     the settings of the load tests (LOAD_THREADS,
 #                                     LOAD_ENFORCE_LATENCY)
+
+release_index_builder() {
+    cargo build --release --locked -q -p wikantik-index-builder >&2
+    echo "${CARGO_TARGET_DIR:-$PWD/target}/release/index-builder"
+}
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'

@@ -50,14 +50,14 @@ edge_prepare() {
     mkdir -p "$EDGE"
     echo "== tools"
     scripts/install-tools.sh
-    echo "== builds (native host, index-builder, Worker, Spin component)"
+    echo "== builds (native host, index-builder (release), Worker, Spin component)"
     local t0=$SECONDS
     # The test profile by default (shares every dependency with `cargo test`); the benchmark
     # sets EDGE_NATIVE_PROFILE=release for a fair native number.
     local profile=${EDGE_NATIVE_PROFILE:-dev} dir=debug
     [ "$profile" = dev ] || dir=$profile
-    cargo build --locked --profile "$profile" -p wikantik-index-builder -p wikantik-native
-    INDEX_BUILDER="$TARGET_DIR/$dir/index-builder"
+    cargo build --locked --profile "$profile" -p wikantik-native
+    INDEX_BUILDER=$(release_index_builder)
     NATIVE="$TARGET_DIR/$dir/wikantik-native"
     edge_build_worker
     cargo build --locked -p wikantik-spin --target wasm32-wasip2 --profile wasm
