@@ -46,12 +46,18 @@ fn tool(name: &str, args: serde_json::Value) -> Call {
     Call::Mcp(json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": { "name": name, "arguments": args } }))
 }
 
-/// The fixed list: health, bundle (modes, k, budget, errors), briefing (JSON, Markdown,
-/// errors), graph (neighbours, clusters, KG traversal), SPARQL, MCP (initialize, tools/list,
-/// tool calls), unknown routes.
+/// The fixed list: health, the console, llms.txt and page markdown, bundle (modes, k, budget,
+/// errors), briefing (JSON, Markdown, errors), graph (neighbours, clusters, KG traversal),
+/// SPARQL, MCP (initialize, tools/list, tool calls, resources, prompts, completion), unknown
+/// routes.
 fn suite() -> Vec<Call> {
     vec![
         Call::Get("/health"),
+        Call::Get("/"),
+        Call::Get("/llms.txt"),
+        Call::Get("/pages/ShardFormat.md"),
+        Call::Get("/pages/Q%26A.md"),
+        Call::Get("/pages/NoSuchPage.md"),
         Call::Get("/api/bundle?q=how+does+hybrid+fusion+weigh+bm25+and+dense"),
         Call::Get("/api/bundle?q=shards&k=3"),
         Call::Get("/api/bundle?q=shards&k=3&mode=LEXICAL"),
@@ -88,6 +94,13 @@ fn suite() -> Vec<Call> {
         tool("discover_schema", json!({})),
         tool("sparql_query", json!({ "query": "ASK { ?p a wk:Hub }" })),
         tool("traverse", json!({ "start_node": "HybridFusion" })),
+        Call::Mcp(json!({ "jsonrpc": "2.0", "id": 4, "method": "resources/list" })),
+        Call::Mcp(json!({ "jsonrpc": "2.0", "id": 5, "method": "resources/templates/list" })),
+        Call::Mcp(json!({ "jsonrpc": "2.0", "id": 6, "method": "resources/read", "params": { "uri": "wiki://page/HybridFusion" } })),
+        Call::Mcp(json!({ "jsonrpc": "2.0", "id": 8, "method": "prompts/list" })),
+        Call::Mcp(json!({ "jsonrpc": "2.0", "id": 9, "method": "prompts/get", "params": { "name": "ground", "arguments": { "question": "how are shards named" } } })),
+        Call::Mcp(json!({ "jsonrpc": "2.0", "id": 10, "method": "completion/complete", "params": {
+            "ref": { "type": "ref/resource", "uri": "wiki://page/{slug}" }, "argument": { "name": "slug", "value": "Hyb" } } })),
         Call::Mcp(json!({ "jsonrpc": "2.0", "id": 3, "method": "no/such/method" })),
     ]
 }
@@ -103,7 +116,7 @@ fn run(base: &str, call: &Call) -> Reply {
 fn must_succeed(call: &Call) -> bool {
     match call {
         Call::Get(path) => {
-            !matches!(*path, "/api/bundle" | "/api/briefing" | "/no/such/route") && !path.contains("fuzzy") && !path.contains("k=0")
+            !matches!(*path, "/api/bundle" | "/api/briefing" | "/no/such/route" | "/pages/NoSuchPage.md") && !path.contains("fuzzy") && !path.contains("k=0")
         }
         Call::Mcp(body) => body["method"] != "no/such/method",
     }
