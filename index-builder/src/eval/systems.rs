@@ -169,7 +169,7 @@ pub fn page_query_id(i: usize) -> String {
 }
 
 /// Write the baseline script's inputs into `dir`: every section of the index with its page's
-/// title, summary and tags (`sections.jsonl`), and every dev question with its plain-cosine
+/// title, summary, tags and primary cluster (`sections.jsonl`), and every dev question with its plain-cosine
 /// section ranking (`queries.jsonl`: the query encoder's embedding against every section
 /// vector, exactly, no page cards).
 pub async fn export_baseline_inputs<S: ShardStore>(reader: &IndexReader<S>, sets: &DevSets, dir: &std::path::Path) -> Result<()> {
@@ -186,6 +186,7 @@ pub async fn export_baseline_inputs<S: ShardStore>(reader: &IndexReader<S>, sets
                 "title": record.title,
                 "summary": record.summary,
                 "tags": record.tags,
+                "cluster": record.clusters.first(),
                 "heading_path": section.heading_path,
                 "text": section.text,
             });
