@@ -1,0 +1,186 @@
+//! `cargo run --release -p wikantik-tests --bin scale-bench -- INDEX_DIR [QUERIES_CSV]`: what
+//! each kind of request costs on one built index, through the same `service::handle` every
+//! host runs — bundle, briefing, MCP `assemble_bundle` and `list_pages`, a SPARQL count, a
+//! graph route. For each kind:
+//!
+//! - **cold**: a fresh instance (empty shard cache, pointer and manifest unread) serves one
+//!   request; printed are the bytes and objects it fetched from the store (a range read counts
+//!   as one object read), its time, and the instance's peak heap while serving it (a counting
+//!   allocator: the decoded shards, the encoder and the request's own work);
+//! - **warm**: one instance serves every query of the set five times; p50 / p95.
+//!
+//! Driven by `scripts/scale-bench.sh` for wikis of 1.2k, 12k and 120k pages. Prints figures,
+//! asserts nothing (targets are benchmarks, docs/BENCHMARKS.md).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use wikantik::http::Request;
+use wikantik::mcp::McpConfig;
+use wikantik::reader::{IndexReader, ShardCache, ShardStore};
+use wikantik::service::{handle, ServiceConfig};
+use wikantik_native::DirStore;
+
+/// The system allocator, counting live bytes and their high-water mark.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(p, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// A directory store that counts what it serves.
+struct Counted {
+    inner: DirStore,
+    reads: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Counted {
+    fn new(dir: &PathBuf) -> Counted {
+        Counted { inner: DirStore::new(dir), reads: AtomicU64::new(0), bytes: AtomicU64::new(0) }
+    }
+    fn count(&self, got: &Option<Vec<u8>>) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(got.as_ref().map_or(0, |b| b.len() as u64), Ordering::Relaxed);
+    }
+}
+
+impl ShardStore for &Counted {
+    async fn get(&self, name: &str) -> wikantik::error::Result<Option<Vec<u8>>> {
+        let got = self.inner.get(name).await?;
+        self.count(&got);
+        Ok(got)
+    }
+    async fn get_range(&self, name: &str, offset: u64, len: u64) -> wikantik::error::Result<Option<Vec<u8>>> {
+        let got = self.inner.get_range(name, offset, len).await?;
+        self.count(&got);
+        Ok(got)
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let idx = ((sorted.len().max(1) as f64 - 1.0) * p).round() as usize;
+    sorted.get(idx.min(sorted.len().saturating_sub(1))).copied().unwrap_or(0.0)
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b' ' => "+".to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn mcp_call(tool: &str, arguments: serde_json::Value) -> Request {
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+    Request::new("POST", "/knowledge-mcp")
+        .with_header("Content-Type", "application/json")
+        .with_header("Accept", "application/json, text/event-stream")
+        .with_header("MCP-Protocol-Version", "2025-06-18")
+        .with_body(serde_json::to_vec(&body).unwrap_or_default())
+}
+
+/// The request of `kind` for query `q` (a page slug for the graph route).
+fn request(kind: &str, q: &str, slug: &str) -> Request {
+    match kind {
+        "bundle" => Request::new("GET", &format!("/api/bundle?q={}", encode(q))),
+        "briefing" => Request::new("GET", &format!("/api/briefing?prompt={}&format=md", encode(q))),
+        "mcp assemble_bundle" => mcp_call("assemble_bundle", serde_json::json!({ "query": q })),
+        "mcp list_pages" => mcp_call("list_pages", serde_json::json!({})),
+        "sparql count" => Request::new("GET", &format!("/sparql?query={}", encode("SELECT (COUNT(?p) AS ?n) WHERE { ?p a wk:Page }"))),
+        "graph neighbours" => Request::new("GET", &format!("/api/graph/pages/{}/neighbours", encode(slug))),
+        other => panic!("unknown request kind {other}"),
+    }
+}
+
+const KINDS: [&str; 6] = ["bundle", "briefing", "mcp assemble_bundle", "mcp list_pages", "sparql count", "graph neighbours"];
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(index) = args.next().map(PathBuf::from) else {
+        eprintln!("usage: scale-bench INDEX_DIR [QUERIES_CSV]");
+        std::process::exit(2);
+    };
+    let queries_file = args.next().map(PathBuf::from).unwrap_or_else(|| wikantik_tests::repo_root().join("../shared/eval/retrieval-queries.csv"));
+    let queries: Vec<String> = match wikantik_index_builder::eval::read_queries(&queries_file) {
+        Ok(q) => q.into_iter().map(|q| q.query).collect(),
+        Err(_) => ["how do I publish a new index", "rotate an api key", "hybrid retrieval"].map(String::from).to_vec(),
+    };
+    let mcp = McpConfig::from_settings(None, true, None).expect("MCP settings");
+    let config = ServiceConfig { mcp, ..ServiceConfig::default() };
+    let probe = Counted::new(&index);
+    let reader = wikantik_tests::block_on(IndexReader::open(&probe, Arc::new(ShardCache::default()))).expect("open the index");
+    let manifest = reader.manifest();
+    let profile = manifest.dense.as_ref().map_or("lexical-only".to_string(), |d| d.profile.clone());
+    let slug = wikantik_tests::block_on(reader.pages()).expect("pages").pages.first().map(|p| p.slug.clone()).unwrap_or_default();
+    println!("index {} (build {}): {} pages, {} sections, {} shards; query encoder: {profile}", index.display(), manifest.build_id, manifest.stats.pages, manifest.stats.sections, manifest.shards.len());
+    println!("{:<22} {:>10} {:>6} {:>9} {:>10} | {:>9} {:>9}", "request", "cold bytes", "reads", "cold ms", "peak heap", "warm p50", "warm p95");
+    for kind in KINDS {
+        // Cold: a new instance, nothing cached; the first query.
+        let store = Counted::new(&index);
+        let base = LIVE.load(Ordering::Relaxed);
+        PEAK.store(base, Ordering::Relaxed);
+        let started = Instant::now();
+        let response = wikantik_tests::block_on(async {
+            let reader = IndexReader::open(&store, Arc::new(ShardCache::default())).await;
+            handle(reader.as_ref(), &request(kind, &queries[0], &slug), &config).await
+        });
+        let cold_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        if response.status != 200 {
+            println!("{kind:<22} answered {}: {}", response.status, String::from_utf8_lossy(&response.body));
+            continue;
+        }
+        // Warm: one instance, every query (one warm-up pass, then five measured).
+        let warm_store = Counted::new(&index);
+        let cache = Arc::new(ShardCache::default());
+        let mut samples = Vec::new();
+        for pass in 0..6 {
+            for q in &queries {
+                let t = Instant::now();
+                wikantik_tests::block_on(async {
+                    let reader = IndexReader::open(&warm_store, cache.clone()).await;
+                    handle(reader.as_ref(), &request(kind, q, &slug), &config).await
+                });
+                if pass > 0 {
+                    samples.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+            }
+            if matches!(kind, "mcp list_pages" | "sparql count") && pass > 0 {
+                break; // the same request every time
+            }
+        }
+        samples.sort_by(f64::total_cmp);
+        println!(
+            "{kind:<22} {:>10} {:>6} {:>9.1} {:>8.1} M | {:>7.2} ms {:>6.2} ms",
+            store.bytes.load(Ordering::Relaxed),
+            store.reads.load(Ordering::Relaxed),
+            cold_ms,
+            peak as f64 / (1u64 << 20) as f64,
+            percentile(&samples, 0.5),
+            percentile(&samples, 0.95)
+        );
+    }
+}
