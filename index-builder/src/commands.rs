@@ -55,7 +55,46 @@ impl ProgressLines {
     }
 }
 
-pub fn build(wiki: &Path, out: &Path, keep_builds: usize, lenient: bool, quiet: bool, dense: &DenseArgs) -> Result<()> {
+/// What `build` prints besides errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuildOutput {
+    /// Nothing.
+    Quiet,
+    /// The report, with the warnings summarised past [`WARNINGS_IN_FULL`].
+    Summary,
+    /// The report with every warning.
+    AllWarnings,
+}
+
+/// Up to this many warnings are printed one per line; past it, a count per kind and the first
+/// [`EXAMPLES_PER_KIND`] of each (a 12k-page wiki without canonical ids warns on every page).
+pub const WARNINGS_IN_FULL: usize = 40;
+const EXAMPLES_PER_KIND: usize = 3;
+
+/// The warning lines to print: every one, or (past [`WARNINGS_IN_FULL`] unless `all`) a line
+/// per kind with its count, its first examples and how many more there are.
+pub fn warning_lines(warnings: &[(String, String)], all: bool) -> Vec<String> {
+    if all || warnings.len() <= WARNINGS_IN_FULL {
+        return warnings.iter().map(|(_, line)| line.clone()).collect();
+    }
+    let mut by_kind: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for (kind, line) in warnings {
+        by_kind.entry(kind).or_default().push(line);
+    }
+    let mut out = Vec::new();
+    for (kind, lines) in by_kind {
+        out.push(format!("{kind}: {} warning{}", lines.len(), if lines.len() == 1 { "" } else { "s" }));
+        out.extend(lines.iter().take(EXAMPLES_PER_KIND).map(|l| format!("  {l}")));
+        if lines.len() > EXAMPLES_PER_KIND {
+            out.push(format!("  … and {} more", lines.len() - EXAMPLES_PER_KIND));
+        }
+    }
+    out.push("(--all-warnings prints every one)".to_string());
+    out
+}
+
+pub fn build(wiki: &Path, out: &Path, keep_builds: usize, lenient: bool, output: BuildOutput, dense: &DenseArgs) -> Result<()> {
+    let quiet = output == BuildOutput::Quiet;
     let started = Instant::now();
     let (sources, skipped, from_git) = source::read_wiki(wiki)?;
     let options = CompileOptions {
@@ -93,8 +132,9 @@ pub fn build(wiki: &Path, out: &Path, keep_builds: usize, lenient: bool, quiet: 
     }
     let m = &compiled.manifest;
     let s = &m.stats;
-    let mut warnings: Vec<String> = skipped.iter().map(|f| format!("{}: SKIPPED_FILE: {}", f.file, f.reason)).collect();
-    warnings.extend(compiled.warnings.iter().map(|w| w.to_string()));
+    let mut warnings: Vec<(String, String)> =
+        skipped.iter().map(|f| ("SKIPPED_FILE".to_string(), format!("{}: SKIPPED_FILE: {}", f.file, f.reason))).collect();
+    warnings.extend(compiled.warnings.iter().map(|w| (w.kind.clone(), w.to_string())));
     println!("Built index {} from {} in {:.1} s", m.build_id, wiki.display(), started.elapsed().as_secs_f64());
     println!("  pages      {:>8}  ({} restricted by ACL; versions from {})", s.pages, s.restricted_pages, if from_git { "git history" } else { "frontmatter or 1" });
     println!("  sections   {:>8}", s.sections);
@@ -124,8 +164,8 @@ pub fn build(wiki: &Path, out: &Path, keep_builds: usize, lenient: bool, quiet: 
     );
     println!("  output     {}  (pointer current.json; {} builds kept, {} old objects removed)", out.display(), report.builds_kept, report.objects_removed);
     println!("  warnings   {:>8}", warnings.len());
-    for w in &warnings {
-        println!("    {w}");
+    for line in warning_lines(&warnings, output == BuildOutput::AllWarnings) {
+        println!("    {line}");
     }
     Ok(())
 }
@@ -219,5 +259,31 @@ fn human_bytes(n: u64) -> String {
         n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1u64 << 20) as f64),
         n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
         n => format!("{n} B"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warnings(n: usize) -> Vec<(String, String)> {
+        (0..n).map(|i| {
+            let kind = if i % 4 == 0 { "HEADLESS_CLUSTER" } else { "MISSING_CANONICAL_ID" };
+            (kind.to_string(), format!("Page{i}.md: {kind}: something"))
+        }).collect()
+    }
+
+    #[test]
+    fn few_warnings_are_printed_in_full_and_many_are_counted_by_kind() {
+        assert_eq!(warning_lines(&warnings(WARNINGS_IN_FULL), false).len(), WARNINGS_IN_FULL);
+        let many = warnings(1000);
+        assert_eq!(warning_lines(&many, true).len(), 1000, "--all-warnings");
+        let summary = warning_lines(&many, false);
+        assert_eq!(summary[0], "HEADLESS_CLUSTER: 250 warnings");
+        assert_eq!(summary[1], "  Page0.md: HEADLESS_CLUSTER: something");
+        assert_eq!(summary[4], "  … and 247 more");
+        assert_eq!(summary[5], "MISSING_CANONICAL_ID: 750 warnings");
+        assert_eq!(summary.last().map(String::as_str), Some("(--all-warnings prints every one)"));
+        assert_eq!(summary.len(), 11);
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use wikantik::compile::CompileOptions;
 
-use wikantik_index_builder::commands::{build, new_key, publish_index};
+use wikantik_index_builder::commands::{build, new_key, publish_index, BuildOutput};
 use wikantik_index_builder::eval;
 use wikantik_index_builder::indexing::DenseArgs;
 
@@ -35,6 +35,10 @@ enum Command {
         /// Print only errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Print every warning (by default, past 40 warnings, a count per kind with the first
+        /// few of each).
+        #[arg(long)]
+        all_warnings: bool,
         #[command(flatten)]
         dense: DenseArgs,
     },
@@ -143,7 +147,10 @@ enum KeysCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build { wiki, out, keep_builds, lenient, quiet, dense } => build(&wiki, &out, keep_builds, lenient, quiet, &dense),
+        Command::Build { wiki, out, keep_builds, lenient, quiet, all_warnings, dense } => {
+            let output = if quiet { BuildOutput::Quiet } else if all_warnings { BuildOutput::AllWarnings } else { BuildOutput::Summary };
+            build(&wiki, &out, keep_builds, lenient, output, &dense)
+        }
         Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, dense } => {
             let mut compile = CompileOptions::default();
             compile.analyzer.whole_identifiers = !no_whole_identifiers;
