@@ -53,27 +53,48 @@ struct Counted {
     inner: DirStore,
     reads: AtomicU64,
     bytes: AtomicU64,
+    /// Bytes and reads by kind of object (the name's leading word: `manifest`, `pages`,
+    /// `vectors`, …), for the cold line's breakdown.
+    by_kind: std::sync::Mutex<std::collections::BTreeMap<String, (u64, u64)>>,
 }
 
 impl Counted {
     fn new(dir: &PathBuf) -> Counted {
-        Counted { inner: DirStore::new(dir), reads: AtomicU64::new(0), bytes: AtomicU64::new(0) }
+        Counted { inner: DirStore::new(dir), reads: AtomicU64::new(0), bytes: AtomicU64::new(0), by_kind: Default::default() }
     }
-    fn count(&self, got: &Option<Vec<u8>>) {
+    fn count(&self, name: &str, got: &Option<Vec<u8>>) {
+        let len = got.as_ref().map_or(0, |b| b.len() as u64);
         self.reads.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(got.as_ref().map_or(0, |b| b.len() as u64), Ordering::Relaxed);
+        self.bytes.fetch_add(len, Ordering::Relaxed);
+        let file = name.rsplit('/').next().unwrap_or(name);
+        // The name's leading words: `vectors-12-<hash>` → vectors, `manifest-<hash>` → manifest.
+        let hashed = |w: &str| w.len() >= 16 && w.bytes().all(|b| b.is_ascii_hexdigit());
+        let kind: String =
+            file.split(['-', '.']).take_while(|w| !w.starts_with(|c: char| c.is_ascii_digit()) && !hashed(w)).collect::<Vec<_>>().join("-");
+        if let Ok(mut by_kind) = self.by_kind.lock() {
+            let slot = by_kind.entry(kind).or_default();
+            slot.0 += len;
+            slot.1 += 1;
+        }
+    }
+    /// `kind bytes/reads` for every kind read, largest first.
+    fn breakdown(&self) -> String {
+        let Ok(by_kind) = self.by_kind.lock() else { return String::new() };
+        let mut rows: Vec<(&String, &(u64, u64))> = by_kind.iter().collect();
+        rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+        rows.iter().map(|(k, (bytes, reads))| format!("{k} {:.0}K/{reads}", *bytes as f64 / 1024.0)).collect::<Vec<_>>().join(", ")
     }
 }
 
 impl ShardStore for &Counted {
     async fn get(&self, name: &str) -> wikantik::error::Result<Option<Vec<u8>>> {
         let got = self.inner.get(name).await?;
-        self.count(&got);
+        self.count(name, &got);
         Ok(got)
     }
     async fn get_range(&self, name: &str, offset: u64, len: u64) -> wikantik::error::Result<Option<Vec<u8>>> {
         let got = self.inner.get_range(name, offset, len).await?;
-        self.count(&got);
+        self.count(name, &got);
         Ok(got)
     }
 }
@@ -182,5 +203,6 @@ fn main() {
             percentile(&samples, 0.5),
             percentile(&samples, 0.95)
         );
+        println!("{:<22} cold: {}", "", store.breakdown());
     }
 }
