@@ -24,9 +24,10 @@ pub struct DenseArgs {
     /// Embed the chunk text alone instead of the contextual text (REFERENCE §2.3).
     #[arg(long)]
     pub plain_text: bool,
-    /// Add the HNSW (`ann`) shard from this many sections on; 0 forces it (README, "ANN").
-    #[arg(long, value_name = "SECTIONS", default_value_t = wikantik::ann::ANN_THRESHOLD)]
-    pub ann_threshold: usize,
+    /// Add the HNSW (`ann`) shard from this many sections on; 0 forces it. Without it no graph
+    /// is built: the probed vector lists serve at every size (docs/BUILDING.md, "ANN")
+    #[arg(long, value_name = "SECTIONS")]
+    pub ann_threshold: Option<usize>,
     /// Query-encoder profile recorded in the manifest: `quality` (the model embeds queries)
     /// or `lite` (a static token table trained into the model's space on this wiki; the
     /// index carries the table instead of the model). Section vectors are the same.

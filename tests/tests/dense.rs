@@ -96,10 +96,10 @@ fn dense_and_hybrid_bundles_use_real_vectors() {
     assert_eq!(dense.dim, 384);
     assert_eq!(dense.vectors, index.manifest.stats.sections);
     assert_eq!(index.manifest.shards_of(ShardKind::Model).count(), 1);
-    // Vector lists (`ivf`): a small wiki keeps one list, with its directory and the cards beside it.
+    // Vector lists (`ivf`): a small wiki keeps one list, with its directory; the cards are in it.
     assert_eq!(index.manifest.shards_of(ShardKind::Vectors).count(), wikantik::ivf::list_count(index.manifest.stats.sections as usize));
     assert_eq!(index.manifest.shards_of(ShardKind::VectorLists).count(), 1);
-    assert_eq!(index.manifest.shards_of(ShardKind::Cards).count(), 1);
+    assert_eq!(index.manifest.shards_of(ShardKind::Cards).count(), 0);
 
     let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
     for mode in [RetrievalMode::Dense, RetrievalMode::Hybrid] {
@@ -159,10 +159,10 @@ fn a_one_page_edit_re_embeds_only_that_page() {
     assert_eq!(model_name(&before), model_name(&after));
 }
 
-/// The sample pages with the HNSW forced on (threshold 0) and off (threshold ∞).
+/// The sample pages with the HNSW forced on (threshold 0) and off (no threshold).
 fn ann_and_exact(model: &ModelShard, model_id: &str, encoder: &Encoder) -> (CompiledIndex, CompiledIndex) {
     let with = |ann_threshold| CompileOptions { pages_per_partition: 2, ann_threshold, ..CompileOptions::default() };
-    (build_with(model, model_id, encoder, None, with(0)).0, build_with(model, model_id, encoder, None, with(usize::MAX)).0)
+    (build_with(model, model_id, encoder, None, with(Some(0))).0, build_with(model, model_id, encoder, None, with(None)).0)
 }
 
 #[test]

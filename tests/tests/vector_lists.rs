@@ -1,7 +1,7 @@
 //! Vector lists (`wikantik::ivf`) end to end: a wiki large enough to get several lists, built
 //! with stand-in vectors, read through a store that records every object fetched. A cold
-//! dense query must fetch the lists' directory, the cards and only its probed lists, and
-//! rank exactly as an exact scan of those lists does.
+//! dense query must fetch the lists' directory and only its probed lists (each with the page
+//! cards nearest it), and rank exactly as an exact scan of those lists does.
 
 use std::sync::Arc;
 
@@ -50,7 +50,7 @@ fn a_cold_dense_query_fetches_only_its_probed_lists() {
     let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
     let hits = block_on(dense_search(&reader, "compiler garden", 50)).expect("dense search").expect("the index has vectors");
     assert_eq!(hits.sections.len(), 50);
-    assert_eq!(hits.cards.len(), index.manifest.stats.pages as usize, "every page's card is scored");
+    assert_eq!(index.manifest.shards_of(ShardKind::Cards).count(), 0, "no shard of every card");
 
     let directory = block_on(reader.vector_lists()).expect("directory").expect("the index has vector lists");
     let read = store.read_names();
@@ -58,12 +58,22 @@ fn a_cold_dense_query_fetches_only_its_probed_lists() {
     let probed: Vec<u32> = read.iter().filter_map(|n| kind_of(n)).filter(|(k, _)| *k == ShardKind::Vectors).map(|(_, p)| p).collect();
     assert_eq!(probed.len(), directory.probe as usize, "exactly the probed lists are fetched: {read:?}");
     assert!(probed.len() < lists);
-    for kind in [ShardKind::VectorLists, ShardKind::Cards] {
-        assert!(read.iter().any(|n| kind_of(n).map(|(k, _)| k) == Some(kind)), "{kind} fetched: {read:?}");
-    }
+    assert!(read.iter().any(|n| kind_of(n).map(|(k, _)| k) == Some(ShardKind::VectorLists)), "the directory is fetched: {read:?}");
+
+    // Every page's card is in exactly one list; the cards scored are the probed lists' ones.
+    let all = block_on(reader.vectors()).expect("every list");
+    let mut card_pages: Vec<u32> = all.iter().flat_map(|l| l.card_keys.iter().copied()).collect();
+    card_pages.sort_unstable();
+    let before_dedup = card_pages.len();
+    card_pages.dedup();
+    assert_eq!((before_dedup, card_pages.len()), (index.manifest.stats.pages as usize, index.manifest.stats.pages as usize));
+    let partitions = block_on(reader.vectors_of(&probed)).expect("probed lists");
+    let mut probed_cards: Vec<u32> = partitions.iter().flat_map(|l| l.card_keys.iter().copied()).collect();
+    probed_cards.sort_unstable();
+    assert_eq!(hits.cards.keys().copied().collect::<Vec<_>>(), probed_cards);
+    assert!(hits.cards.len() < card_pages.len(), "a cold query scores only the probed lists' cards");
 
     // The ranking is the exact scan of the probed lists' rows.
-    let partitions = block_on(reader.vectors_of(&probed)).expect("probed lists");
     let encoder = block_on(wikantik::dense::query_encoder(&reader)).expect("encoder").expect("encoder");
     let vector = block_on(wikantik::dense::embed_query(&reader, &encoder, "compiler garden")).expect("embed");
     assert_eq!(hits.sections, scan_partitions(&partitions, &vector, 50).expect("scan"));
@@ -88,17 +98,12 @@ fn indexes_with_page_range_vectors_and_inline_cards_still_rank_the_same() {
     let load = |kind: ShardKind| -> Vec<VectorPartition> {
         m.shards_of(kind).map(|e| decode_shard(e, store.object(&e.name).expect("object")).expect("decode")).collect()
     };
-    let (lists, cards) = (load(ShardKind::Vectors), load(ShardKind::Cards));
+    let lists = load(ShardKind::Vectors);
     let dim = lists[0].dim as usize;
     // Rebuild the old layout: two page-range partitions, each with its pages' sections and cards.
     let rows: Vec<(SectionKey, Vec<f32>)> =
         lists.iter().flat_map(|l| l.keys.iter().enumerate().map(move |(i, &k)| (SectionKey(k), l.row(i).expect("row")))).collect();
-    let card_rows: Vec<(u32, Vec<f32>)> = cards[0]
-        .card_keys
-        .iter()
-        .enumerate()
-        .map(|(i, &k)| (k, cards[0].card_codes.0[i * dim..(i + 1) * dim].iter().zip(&cards[0].scales.0).map(|(c, s)| f32::from(*c) * s).collect()))
-        .collect();
+    let card_rows = card_rows(&lists);
     let split = card_rows[card_rows.len() / 2].0;
     let mut shards: Vec<_> = m.shards.iter().filter(|s| ![ShardKind::Vectors, ShardKind::VectorLists, ShardKind::Cards].contains(&s.kind)).cloned().collect();
     for (p, low) in [true, false].into_iter().enumerate() {
@@ -132,4 +137,57 @@ fn indexes_with_page_range_vectors_and_inline_cards_still_rank_the_same() {
         assert_eq!(a.sections[0].0, b.sections[0].0, "{query}");
         assert_eq!(a.cards.len(), b.cards.len(), "{query}");
     }
+}
+
+/// Every card of `lists`, dequantized, by page key.
+fn card_rows(lists: &[wikantik::dense::VectorPartition]) -> Vec<(u32, Vec<f32>)> {
+    let mut rows: Vec<(u32, Vec<f32>)> = lists
+        .iter()
+        .flat_map(|l| {
+            let dim = l.dim as usize;
+            l.card_keys.iter().enumerate().map(move |(i, &k)| (k, l.card_codes.0[i * dim..(i + 1) * dim].iter().zip(&l.scales.0).map(|(c, s)| f32::from(*c) * s).collect()))
+        })
+        .collect();
+    rows.sort_by_key(|(k, _)| *k);
+    rows
+}
+
+/// Indexes written while the page cards had a shard of their own (`cards`, beside lists
+/// without cards) are still served: every page's card is scored from that shard, and the
+/// sections rank as in the lists.
+#[test]
+fn indexes_with_a_cards_shard_still_score_every_card() {
+    use wikantik::dense::VectorPartition;
+    use wikantik::manifest::Manifest;
+    use wikantik::shard::{decode_shard, encode_shard};
+
+    let index = compile_dir_with_vectors(&large_wiki(240));
+    let mut store = MemoryStore::from_compiled(&index);
+    let m = &index.manifest;
+    let lists: Vec<VectorPartition> =
+        m.shards_of(ShardKind::Vectors).map(|e| decode_shard(e, store.object(&e.name).expect("object")).expect("decode")).collect();
+    let dim = lists[0].dim as usize;
+    let mut shards: Vec<_> = m.shards.iter().filter(|s| s.kind != ShardKind::Vectors).cloned().collect();
+    for (p, list) in lists.iter().enumerate() {
+        let rows = list.keys.iter().enumerate().map(|(i, &k)| (SectionKey(k), list.row(i).expect("row"))).collect();
+        let shard = encode_shard(ShardKind::Vectors, p as u32, &VectorPartition::quantize(dim, rows).expect("quantize"), None, None).expect("encode");
+        store.put(&shard.entry.name, shard.bytes);
+        shards.push(shard.entry);
+    }
+    let cards = VectorPartition::quantize_with_cards(dim, Vec::new(), card_rows(&lists)).expect("cards");
+    let shard = encode_shard(ShardKind::Cards, 0, &cards, None, None).expect("encode cards");
+    store.put(&shard.entry.name, shard.bytes);
+    shards.push(shard.entry);
+    let manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)
+        .and_then(|old| old.with_dense(m.dense.clone().expect("dense")))
+        .expect("manifest");
+    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
+    store.put(&name, bytes);
+    let old = block_on(IndexReader::open_at(store, pointer, Arc::new(ShardCache::default()))).expect("open the cards-shard layout");
+    let new = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
+    let a = block_on(dense_search(&old, "compiler garden", 40)).expect("old").expect("vectors");
+    let b = block_on(dense_search(&new, "compiler garden", 40)).expect("new").expect("vectors");
+    assert_eq!(a.cards.len(), m.stats.pages as usize, "the cards shard scores every page");
+    assert!(b.cards.len() < a.cards.len());
+    assert_eq!(a.sections.iter().map(|s| s.0).collect::<Vec<_>>(), b.sections.iter().map(|s| s.0).collect::<Vec<_>>());
 }

@@ -3,6 +3,7 @@
 //! initialisation, fixed iteration count, ties by index): the same vectors always give
 //! byte-identical shards.
 
+use rayon::prelude::*;
 use wikantik_format::error::{Error, Result};
 use wikantik_format::ivf::{default_probe, list_count, VectorLists, LIST_ROWS};
 use wikantik_format::lexical::SectionKey;
@@ -15,9 +16,18 @@ const ITERATIONS: usize = 12;
 /// makes a few very large clusters, and a list that large would be one expensive fetch.
 const MAX_LIST_FACTOR: usize = 3;
 
+/// How many of its most similar lists a row may go to when the better ones are full (a
+/// list holds [`MAX_LIST_FACTOR`] times the mean, so the eighth is far past what ever fills).
+const OVERFLOW_CHOICES: usize = 8;
+
 /// Cluster `rows` (unit vectors of `dim` values, any order) into [`list_count`] lists:
 /// the lists' rows as `vectors` partitions (list `i` is partition `i`) and the directory.
-pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>) -> Result<(Vec<VectorPartition>, VectorLists)> {
+///
+/// Each page card (`cards`: page key, unit vector) is stored in the list whose centroid is
+/// most similar to it, so a query scores the cards of the lists it probes — the cards most
+/// like it — and no shard holds every page's card (one such shard grows with the wiki: 4.6 MB
+/// at 12k pages). A page whose card is not probed ranks as the least similar probed card.
+pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>, cards: Vec<(u32, Vec<f32>)>) -> Result<(Vec<VectorPartition>, VectorLists)> {
     let lists = list_count(rows.len());
     let vectors: Vec<&[f32]> = rows.iter().map(|(_, v)| v.as_slice()).collect();
     if let Some(bad) = vectors.iter().position(|v| v.len() != dim) {
@@ -29,9 +39,19 @@ pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>) -> Result<(Vec<Vecto
         members[list].push((key, vector));
     }
     let sizes: Vec<u32> = members.iter().map(|m| m.len() as u32).collect();
-    let partitions = members.into_iter().map(|m| VectorPartition::quantize(dim, m)).collect::<Result<Vec<_>>>()?;
     let centroid_rows = centroids.into_iter().enumerate().map(|(i, c)| (SectionKey(i as u64), c)).collect();
     let directory = VectorLists { centroids: VectorPartition::quantize(dim, centroid_rows)?, probe: default_probe(sizes.len()) as u32, rows: sizes };
+    // A card goes where a query equal to it is routed first (the stored, int8 centroids).
+    let mut card_members: Vec<Vec<(u32, Vec<f32>)>> = vec![Vec::new(); members.len()];
+    for (page, vector) in cards {
+        let list = directory.nearest(&vector, 1)?.first().map_or(0, |&l| l as usize);
+        card_members.get_mut(list).ok_or_else(|| Error::Invalid(format!("card of page {page:x}: no list {list}")))?.push((page, vector));
+    }
+    let partitions = members
+        .into_iter()
+        .zip(card_members)
+        .map(|(m, c)| VectorPartition::quantize_with_cards(dim, m, c))
+        .collect::<Result<Vec<_>>>()?;
     Ok((partitions, directory))
 }
 
@@ -65,15 +85,20 @@ fn kmeans(vectors: &[&[f32]], dim: usize, lists: usize) -> (Vec<Vec<f32>>, Vec<u
     let mut centroids: Vec<Vec<f32>> = (0..lists).map(|i| vectors[i * n / lists].to_vec()).collect();
     let mut assignment = vec![0usize; n];
     for _ in 0..ITERATIONS {
-        let mut fit = vec![0f32; n];
-        for (i, v) in vectors.iter().enumerate() {
-            let (best, score) = centroids
-                .iter()
-                .enumerate()
-                .map(|(c, centroid)| (c, dot(v, centroid)))
-                .fold((0, f32::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a });
-            assignment[i] = best;
-            fit[i] = score;
+        // Rows are assigned in parallel; each row's answer depends on it alone (deterministic).
+        let best: Vec<(usize, f32)> = vectors
+            .par_iter()
+            .map(|v| {
+                centroids
+                    .iter()
+                    .enumerate()
+                    .map(|(c, centroid)| (c, dot(v, centroid)))
+                    .fold((0, f32::NEG_INFINITY), |a, b| if b.1 > a.1 { b } else { a })
+            })
+            .collect();
+        let fit: Vec<f32> = best.iter().map(|b| b.1).collect();
+        for (slot, (list, _)) in assignment.iter_mut().zip(&best) {
+            *slot = *list;
         }
         let mut sums = vec![vec![0f32; dim]; lists];
         let mut counts = vec![0usize; lists];
@@ -96,12 +121,20 @@ fn kmeans(vectors: &[&[f32]], dim: usize, lists: usize) -> (Vec<Vec<f32>>, Vec<u
         }
     }
     let capacity = MAX_LIST_FACTOR * LIST_ROWS.max(n.div_ceil(lists));
+    // Each row's [`OVERFLOW_CHOICES`] most similar lists, best first (not every list: n × lists
+    // scores would be gigabytes at 100k pages).
     let mut ranked: Vec<(usize, Vec<(usize, f32)>)> = vectors
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(i, v)| {
             let mut order: Vec<(usize, f32)> = centroids.iter().enumerate().map(|(c, centroid)| (c, dot(v, centroid))).collect();
-            order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let keep = OVERFLOW_CHOICES.min(order.len());
+            let by_fit = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+            if keep < order.len() {
+                order.select_nth_unstable_by(keep - 1, by_fit);
+                order.truncate(keep);
+            }
+            order.sort_by(by_fit);
             (i, order)
         })
         .collect();
@@ -152,7 +185,7 @@ mod tests {
     #[test]
     fn small_indexes_keep_one_list_that_holds_everything() {
         let rows = clustered(4, 50, 32);
-        let (lists, directory) = build(32, rows.clone()).unwrap();
+        let (lists, directory) = build(32, rows.clone(), Vec::new()).unwrap();
         assert_eq!((lists.len(), directory.rows.clone(), directory.probe), (1, vec![200], 1));
         assert_eq!(lists[0].keys, rows.iter().map(|(k, _)| k.0).collect::<Vec<_>>());
     }
@@ -160,7 +193,7 @@ mod tests {
     #[test]
     fn every_row_lands_in_exactly_one_list_and_lists_are_capped() {
         let rows = clustered(20, 150, 48);
-        let (lists, directory) = build(48, rows.clone()).unwrap();
+        let (lists, directory) = build(48, rows.clone(), Vec::new()).unwrap();
         assert_eq!(lists.len(), list_count(3000));
         assert_eq!(directory.len(), lists.len());
         let mut seen: Vec<u64> = lists.iter().flat_map(|l| l.keys.iter().copied()).collect();
@@ -176,7 +209,7 @@ mod tests {
     #[test]
     fn the_nearest_list_holds_a_rows_own_cluster() {
         let rows = clustered(20, 150, 48);
-        let (lists, directory) = build(48, rows.clone()).unwrap();
+        let (lists, directory) = build(48, rows.clone(), Vec::new()).unwrap();
         let list_of = |key: u64| lists.iter().position(|l| l.keys.contains(&key)).unwrap();
         // A query equal to a stored row finds that row in its first probed list.
         let mut hits = 0;
@@ -188,15 +221,35 @@ mod tests {
     }
 
     #[test]
+    fn each_card_goes_to_the_list_nearest_it_and_only_there() {
+        let rows = clustered(20, 150, 48);
+        // A card per cluster, at the cluster's own rows (page key = cluster number).
+        let cards: Vec<(u32, Vec<f32>)> = (0..20).map(|g| (g as u32, rows[g].1.clone())).collect();
+        let (lists, directory) = build(48, rows.clone(), cards.clone()).unwrap();
+        let mut placed: Vec<u32> = lists.iter().flat_map(|l| l.card_keys.iter().copied()).collect();
+        placed.sort_unstable();
+        assert_eq!(placed, (0..20).collect::<Vec<_>>(), "every card once");
+        for (page, vector) in &cards {
+            let holder = lists.iter().position(|l| l.card_keys.contains(page)).unwrap();
+            assert_eq!(directory.nearest(vector, 1).unwrap()[0] as usize, holder, "card {page}");
+        }
+        // Cards do not count as rows.
+        assert_eq!(directory.rows.iter().sum::<u32>(), 3000);
+        let mut bad = cards;
+        bad[0].1.pop();
+        assert!(build(48, rows, bad).is_err(), "a card of the wrong dimension is an error");
+    }
+
+    #[test]
     fn builds_are_deterministic() {
         let rows = clustered(10, 300, 24);
-        assert_eq!(build(24, rows.clone()).unwrap(), build(24, rows).unwrap());
+        assert_eq!(build(24, rows.clone(), Vec::new()).unwrap(), build(24, rows, Vec::new()).unwrap());
     }
 
     #[test]
     fn wrong_dimension_is_an_error() {
         let mut rows = clustered(2, 5, 8);
         rows[3].1.pop();
-        assert!(build(8, rows).is_err());
+        assert!(build(8, rows, Vec::new()).is_err());
     }
 }

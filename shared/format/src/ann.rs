@@ -15,7 +15,10 @@
 //! exactly the score the exact scan gives it; the int8 vectors stay the source of truth and
 //! the graph only decides which rows get scored.
 //!
-//! When an index gets a graph: [`ANN_THRESHOLD`], chosen from `ann_bench` (README, "ANN").
+//! When an index gets a graph: only when its build asks for one (`--ann-threshold`): the
+//! search needs every `vectors` partition, where the probed vector lists ([`crate::ivf`]) read
+//! a bounded number (docs/BUILDING.md, "ANN"). [`ANN_THRESHOLD`] is where the graph beats an
+//! exact scan of every row.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -30,8 +33,8 @@ use crate::lexical::SectionKey;
 /// Version of the `ann` payload layout this crate writes and reads.
 pub const ANN_FORMAT: u32 = 1;
 
-/// Section count from which a build carries an HNSW graph (`CompileOptions::ann_threshold`).
-/// Chosen from `scripts/ann-bench.sh` (README, "ANN (HNSW) for large indexes"): at the
+/// Section count from which the HNSW graph beats an exact scan of every row (a threshold to
+/// pass to `--ann-threshold` on hosts that hold the whole index in memory). Chosen from `scripts/ann-bench.sh` (docs/BUILDING.md, "ANN (HNSW) for large indexes"): at the
 /// bundle's 300-candidate depth the exact scan is 2.7–5× faster up to 20k sections (0.45 vs
 /// 1.21 ms at 20k); at 50k the graph wins (2.0 vs 2.6 ms); the graph adds 20–36 % bytes.
 pub const ANN_THRESHOLD: usize = 50_000;

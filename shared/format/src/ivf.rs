@@ -35,6 +35,13 @@ pub const PROBE_SHARE: f64 = 0.125;
 /// Fewest lists a query scans when there are several.
 pub const MIN_PROBE: usize = 4;
 
+/// Most lists a query scans, however many there are: a probe that is a share of the lists
+/// would read a share of every vector, so a cold query's bytes would grow with the wiki
+/// (an eighth of 12k pages' lists is about 8 MB). 16 lists of about [`LIST_ROWS`] rows are
+/// about 0.85 MB; on the 1,201-page corpus (129 lists) the share gives 17, so the cap costs
+/// it one list.
+pub const MAX_PROBE: usize = 16;
+
 
 
 /// Payload of the `vector-lists` shard.
@@ -81,8 +88,24 @@ pub fn list_count(rows: usize) -> usize {
     }
 }
 
-/// The default probe for `lists` lists: [`PROBE_SHARE`] of them, at least [`MIN_PROBE`].
+/// The default probe for `lists` lists: [`PROBE_SHARE`] of them, at least [`MIN_PROBE`] and
+/// at most [`MAX_PROBE`].
 pub fn default_probe(lists: usize) -> usize {
-    ((lists as f64 * PROBE_SHARE).ceil() as usize).max(MIN_PROBE).min(lists.max(1))
+    ((lists as f64 * PROBE_SHARE).ceil() as usize).clamp(MIN_PROBE, MAX_PROBE).min(lists.max(1))
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_is_a_share_of_the_lists_within_fixed_bounds() {
+        assert_eq!(default_probe(1), 1);
+        assert_eq!(default_probe(3), 3, "never more lists than there are");
+        assert_eq!(default_probe(20), MIN_PROBE);
+        assert_eq!(default_probe(64), 8);
+        assert_eq!(default_probe(129), MAX_PROBE, "the corpus's 129 lists: the share would be 17");
+        assert_eq!(default_probe(13_000), MAX_PROBE, "bounded however large the wiki");
+    }
+}

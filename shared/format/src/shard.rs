@@ -59,19 +59,21 @@ pub enum ShardKind {
     RdfTriples,
     /// Dense section vectors, int8 with per-dimension scales (present only when the build had
     /// an embedding model): one partition per vector list ([`crate::ivf`]) when the manifest
-    /// has a `vector-lists` shard; in older indexes partitioned by page range like `sections`,
-    /// with the page cards inside.
+    /// has a `vector-lists` shard, each with the page cards nearest its centroid (indexes
+    /// with a `cards` shard keep them there instead); in older indexes partitioned by page
+    /// range like `sections`, with the page cards inside.
     Vectors,
     /// The vector lists' centroids and probe ([`crate::ivf::VectorLists`]), one shard.
     VectorLists,
-    /// Every page's card vector ([`crate::vectors::VectorPartition`] with only cards), one shard.
+    /// Every page's card vector ([`crate::vectors::VectorPartition`] with only cards), one
+    /// shard: written by builds before the cards went into the vector lists, and still read.
     Cards,
     /// The query encoder's model (`encoder::ModelShard`), one shard (only with `vectors`
     /// and the `quality` profile).
     Model,
-    /// HNSW graph over the `vectors` rows (`ann::AnnShard`), one shard; only in builds with at
-    /// least `CompileOptions::ann_threshold` sections. Its presence switches dense retrieval
-    /// from the exact scan to the graph search.
+    /// HNSW graph over the `vectors` rows (`ann::AnnShard`), one shard; only in builds asked
+    /// for one (`CompileOptions::ann_threshold`). Its presence switches dense retrieval from
+    /// the probed lists to the graph search (which reads every `vectors` partition).
     Ann,
     /// The lite profile's query encoder, one shard (only with `vectors` and the `lite`
     /// profile): the table's head (`encoder::lite::StaticTableHead`: tokenizer, shape, block

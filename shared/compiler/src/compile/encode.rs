@@ -120,19 +120,19 @@ pub(super) fn encode(
                 page.iter().enumerate().map(move |(c, e)| (SectionKey::new(page_key, c as u32), e.clone()))
             })
             .collect();
-        let (lists, directory) = crate::ivf_build::build(v.model.dim, rows)?;
+        // Each page card goes with the list nearest it (no shard of every card).
+        let page_cards = keys.iter().zip(cards).map(|(&key, e)| (key, e.clone())).collect();
+        let (lists, directory) = crate::ivf_build::build(v.model.dim, rows, page_cards)?;
         for (p, list) in lists.iter().enumerate() {
             shards.push(encode_shard(ShardKind::Vectors, p as u32, list, None, None)?);
         }
         vector_partitions = lists;
         shards.push(encode_shard(ShardKind::VectorLists, 0, &directory, None, None)?);
-        let page_cards = keys.iter().zip(cards).map(|(&key, e)| (key, e.clone())).collect();
-        shards.push(encode_shard(ShardKind::Cards, 0, &VectorPartition::quantize_with_cards(v.model.dim, Vec::new(), page_cards)?, None, None)?);
     }
     if vectors.is_some() {
         // The HNSW graph over the rows in partition (= manifest) order.
         let rows: usize = vector_partitions.iter().map(|p| p.keys.len()).sum();
-        if rows > 0 && rows >= options.ann_threshold {
+        if rows > 0 && options.ann_threshold.is_some_and(|threshold| rows >= threshold) {
             let graph = crate::ann_build::build(&vector_partitions.iter().collect::<Vec<_>>())?;
             shards.push(encode_shard(ShardKind::Ann, 0, &graph, None, None)?);
         }

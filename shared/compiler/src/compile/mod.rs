@@ -58,8 +58,11 @@ pub struct CompileOptions {
     /// the pages' frontmatter `entities:`.
     pub entity_sidecar: Option<wikantik_text::entity_sidecar::EntitySidecar>,
     /// Builds with vectors and at least this many sections also get an `ann` (HNSW) shard
-    /// (`ann::ANN_THRESHOLD`; 0 forces it, e.g. `index-builder eval --ann-threshold 0`).
-    pub ann_threshold: usize,
+    /// (0 forces it, e.g. `index-builder eval --ann-threshold 0`). `None`, the default: no
+    /// graph — the probed vector lists serve at every size, reading a bounded number of
+    /// lists, where the graph's search needs every `vectors` partition (`ann::ANN_THRESHOLD`
+    /// is what the graph was measured to need against an exact scan of everything).
+    pub ann_threshold: Option<usize>,
     /// Rows per block of the lite profile's `static-rows` blob
     /// (`encoder::lite::ROWS_PER_BLOCK`; tests use small blocks).
     pub lite_rows_per_block: usize,
@@ -78,7 +81,7 @@ impl Default for CompileOptions {
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
             entity_sidecar: None,
-            ann_threshold: wikantik_format::ann::ANN_THRESHOLD,
+            ann_threshold: None,
             lite_rows_per_block: wikantik_encoder::lite::ROWS_PER_BLOCK,
             lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
         }

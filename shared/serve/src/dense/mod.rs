@@ -279,9 +279,11 @@ mod card_tests {
         let page = SourcePage { file_name: "CanaryRollouts.md".into(), text: text.into(), git_version: None, updated: 0 };
         let index = compile_with_keyword_vectors(vec![page], &CompileOptions::default(), None).expect("compile");
         assert_eq!(index.manifest.dense.as_ref().and_then(|d| d.card_format.as_deref()), Some(CARD_TEXT));
-        let entry = index.manifest.shards_of(ShardKind::Cards).next().expect("a cards shard");
+        // One page, one list: the card is in the list's `vectors` partition.
+        let entry = index.manifest.shards_of(ShardKind::Vectors).next().expect("a vectors shard");
         let shard = index.shards.iter().find(|s| s.entry == *entry).expect("its bytes");
         let cards: VectorPartition = wikantik_format::shard::decode_shard(entry, &shard.bytes).expect("decode");
+        assert_eq!(cards.card_keys.len(), 1);
         let dim = cards.dim as usize;
         let stored: Vec<f32> = cards.card_codes.0[..dim].iter().zip(&cards.scales.0).map(|(c, s)| f32::from(*c) * s).collect();
 
