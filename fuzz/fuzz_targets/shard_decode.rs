@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use wikantik::catalog::PageTable;
+use wikantik::catalog::{PageIndex, PageTable};
 use wikantik::compile::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
 use wikantik::hashing::sha256_hex;
 use wikantik::lexical::TermPartition;
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         first_key: None,
         last_key: None,
     };
-    match mode % 12 {
+    match mode % 13 {
         0 => {
             let _ = Pointer::from_json(bytes);
         }
@@ -52,6 +52,16 @@ fuzz_target!(|data: &[u8]| {
                 let size = (head.dim as u64).checked_add(4).and_then(|row| row.checked_mul(head.rows as u64)).unwrap_or(0);
                 if let Ok(layout) = BlockLayout::from_head(&head, size) {
                     let _ = layout.decode_block(0, bytes);
+                }
+            }
+        }
+        11 => {
+            // The page index: decoding, validation, then every key looked up.
+            if let Ok(index) = decode_shard::<PageIndex>(&entry(ShardKind::PageIndex), bytes) {
+                if index.validate().is_ok() {
+                    for &key in index.keys.iter().take(1024) {
+                        let _ = index.by_key(key);
+                    }
                 }
             }
         }

@@ -18,11 +18,12 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 /// The `updated` time every page of a pinned build gets (2025-12-01T00:00:00Z).
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
-/// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build).
-const SAMPLE_WIKI_MANIFEST: &str = "ff62320e81669f482451dfcf8edb4731350f59d90ca5752c1f3212228e9d2799";
+/// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
+/// page index (a `page-index` shard; sections carry their pages' canonical id and version).
+const SAMPLE_WIKI_MANIFEST: &str = "7677ae4c13ed965edf2a5e90a99ecc960ab0b87d403a3124d91eb1adff8799d4";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
 /// lexical build).
-const CORPUS_MANIFEST: &str = "83bafba56655251b354652291a2781ecaa6808e06d9b27767a2891076de39264";
+const CORPUS_MANIFEST: &str = "fec4c239e926e91ea8ae7b55cd921a723d301c5d240bd1de5d72c710e7cdb8eb";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -17,8 +17,9 @@ const TOPICS: [&str; 12] = ["compiler", "garden", "orbit", "ledger", "violin", "
 
 /// `pages` pages of nine long sections each (long enough that the chunker keeps them apart),
 /// each section mostly about one topic.
-fn large_wiki(pages: usize) -> std::path::PathBuf {
-    let root = scratch("vector-lists").join("wiki");
+/// (In a scratch directory of its own per `name`: tests run concurrently.)
+fn large_wiki(name: &str, pages: usize) -> std::path::PathBuf {
+    let root = scratch(name).join("wiki");
     std::fs::create_dir_all(&root).expect("wiki dir");
     for p in 0..pages {
         let mut body = String::new();
@@ -39,7 +40,7 @@ fn large_wiki(pages: usize) -> std::path::PathBuf {
 
 #[test]
 fn a_cold_dense_query_fetches_only_its_probed_lists() {
-    let index = compile_dir_with_vectors(&large_wiki(240));
+    let index = compile_dir_with_vectors(&large_wiki("vector-lists", 240));
     let sections = index.manifest.stats.sections as usize;
     assert!(sections >= IVF_MIN_ROWS, "the wiki must be large enough for several lists: {sections} sections");
     let lists = index.manifest.shards_of(ShardKind::Vectors).count();
@@ -161,7 +162,7 @@ fn indexes_with_a_cards_shard_still_score_every_card() {
     use wikantik::manifest::Manifest;
     use wikantik::shard::{decode_shard, encode_shard};
 
-    let index = compile_dir_with_vectors(&large_wiki(240));
+    let index = compile_dir_with_vectors(&large_wiki("vector-lists-cards-shard", 240));
     let mut store = MemoryStore::from_compiled(&index);
     let m = &index.manifest;
     let lists: Vec<VectorPartition> =

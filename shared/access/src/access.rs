@@ -5,7 +5,7 @@
 //! response: not in sections, items, counts, warnings, token totals or coverage. The caller's
 //! identity ([`Caller`]) comes from [`crate::auth`].
 
-use wikantik_format::acl::Action;
+use wikantik_format::acl::{Acl, Action};
 use wikantik_format::catalog::{PageRecord, PageTable};
 
 pub use crate::auth::Caller;
@@ -21,7 +21,13 @@ impl Caller {
 
     /// May this caller view the page?
     pub fn can_view(&self, page: &PageRecord) -> bool {
-        page.acl.permits(self.principals(), Action::View)
+        self.can_view_under(&page.acl)
+    }
+
+    /// May this caller view a page under `acl` (the same check as [`Caller::can_view`], for
+    /// the page index, which carries a page's ACL without its record)?
+    pub fn can_view_under(&self, acl: &Acl) -> bool {
+        acl.permits(self.principals(), Action::View)
     }
 
     /// The viewable page with this slug, if any (restricted ≡ nonexistent).

@@ -90,6 +90,112 @@ impl PageTable {
     }
 }
 
+/// What ranking and hydrating sections needs of every page — its key, the `sections` /
+/// `bodies` partition holding it, its number of sections and who may view it — without the
+/// rest of its record, so that the bundle path reads this instead of the [`PageTable`]: about
+/// 5 bytes a page (keys, section counts and ACL numbers; partitions as runs) against about 60.
+///
+/// Pages are in the page table's order (by slug), position `i` in every array being the same
+/// page; the position of a key is found through a map built on first use and kept with the
+/// decoded shard.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PageIndex {
+    /// Page keys, in slug order.
+    pub keys: Vec<u32>,
+    /// Sections per page, in slug order.
+    pub chunk_counts: Vec<u32>,
+    /// Partitions hold contiguous slug ranges: `partition_starts[p]` is the position of
+    /// partition `p`'s first page (ascending, the first 0).
+    pub partition_starts: Vec<u32>,
+    /// The distinct ACLs, the page table's first-use order; `acl_of[i]` indexes into it.
+    pub acls: Vec<Acl>,
+    pub acl_of: Vec<u32>,
+    #[serde(skip)]
+    positions: std::sync::OnceLock<std::collections::HashMap<u32, u32>>,
+}
+
+/// Indexes are equal when their arrays are (the position map is derived).
+impl PartialEq for PageIndex {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of)
+            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of)
+    }
+}
+
+/// One page as the [`PageIndex`] knows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexedPage<'a> {
+    pub key: u32,
+    pub chunk_count: u32,
+    pub partition: u32,
+    pub acl: &'a Acl,
+}
+
+impl PageIndex {
+    /// The index of `table` (whose records carry their partition).
+    pub fn of(table: &PageTable) -> PageIndex {
+        let mut index = PageIndex::default();
+        let mut last_partition = None;
+        for (i, page) in table.pages.iter().enumerate() {
+            index.keys.push(page.key);
+            index.chunk_counts.push(page.chunk_count);
+            while last_partition.map_or(true, |p: u32| p < page.partition) {
+                let next = last_partition.map_or(0, |p| p + 1);
+                index.partition_starts.push(i as u32);
+                last_partition = Some(next);
+            }
+            let acl = match index.acls.iter().position(|a| *a == page.acl) {
+                Some(n) => n,
+                None => {
+                    index.acls.push(page.acl.clone());
+                    index.acls.len() - 1
+                }
+            };
+            index.acl_of.push(acl as u32);
+        }
+        index
+    }
+
+    /// Check that the arrays agree in length and refer only to what exists (a decoded shard
+    /// is checked once, before use).
+    pub fn validate(&self) -> crate::error::Result<()> {
+        let n = self.keys.len();
+        let bad = |message: &str| Err(crate::error::Error::Decode { name: "page-index".into(), message: message.into() });
+        if self.chunk_counts.len() != n || self.acl_of.len() != n {
+            return bad("arrays of different lengths");
+        }
+        if self.acl_of.iter().any(|&a| a as usize >= self.acls.len()) {
+            return bad("an ACL number out of range");
+        }
+        if self.partition_starts.first().is_some_and(|&s| s != 0) || self.partition_starts.windows(2).any(|w| w[0] > w[1]) || self.partition_starts.last().is_some_and(|&s| s as usize > n) {
+            return bad("partition starts out of order");
+        }
+        Ok(())
+    }
+
+    /// How many pages.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The page with this key, if any.
+    pub fn by_key(&self, key: u32) -> Option<IndexedPage<'_>> {
+        let positions = self.positions.get_or_init(|| self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
+        let i = *positions.get(&key)? as usize;
+        let partition = self.partition_starts.partition_point(|&start| start as usize <= i).checked_sub(1)?;
+        Some(IndexedPage {
+            key,
+            chunk_count: *self.chunk_counts.get(i)?,
+            partition: partition as u32,
+            acl: self.acls.get(*self.acl_of.get(i)? as usize)?,
+        })
+    }
+}
+
 /// Give every slug a distinct 32-bit key: the first four bytes of SHA-256 of the slug, with
 /// collisions resolved by probing upward in slug order. `slugs` must be sorted; the result
 /// is parallel to it. A page keeps its key across builds unless it collides with a page
@@ -112,6 +218,59 @@ pub fn assign_page_keys(slugs: &[String]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(slug: &str, key: u32, partition: u32, chunks: u32, acl: Acl) -> PageRecord {
+        PageRecord {
+            slug: slug.into(),
+            key,
+            canonical_id: format!("id-{slug}"),
+            canonical_id_authored: false,
+            title: slug.into(),
+            summary: String::new(),
+            page_type: None,
+            status: None,
+            clusters: Vec::new(),
+            tags: Vec::new(),
+            author: None,
+            date: None,
+            version: 1,
+            updated: 0,
+            derived: false,
+            kg_include: None,
+            acl,
+            chunk_count: chunks,
+            body_tokens: 0,
+            partition,
+            source: format!("{slug}.md"),
+        }
+    }
+
+    #[test]
+    fn the_page_index_answers_what_the_table_does() {
+        let restricted = Acl { entries: vec![crate::acl::AclEntry { action: crate::acl::Action::View, principals: vec!["Engineering".into()] }] };
+        let table = PageTable::new(vec![
+            record("Alpha", 90, 0, 3, Acl::default()),
+            record("Beta", 7, 0, 1, restricted.clone()),
+            record("Gamma", 1_000_000, 1, 12, Acl::default()),
+            record("Omega", 55, 3, 2, restricted.clone()),
+        ]);
+        let index = PageIndex::of(&table);
+        assert_eq!(index.acls.len(), 2, "distinct ACLs once each");
+        assert_eq!(index.partition_starts, vec![0, 2, 3, 3], "an empty partition 2 starts where 3 does");
+        index.validate().expect("valid");
+        for page in &table.pages {
+            let found = index.by_key(page.key).expect("every key");
+            assert_eq!((found.chunk_count, found.partition, found.acl), (page.chunk_count, page.partition, &page.acl), "{}", page.slug);
+        }
+        assert!(index.by_key(8).is_none());
+        let bytes = crate::shard::to_cbor(&index).unwrap();
+        let back: PageIndex = crate::shard::from_cbor("page-index", &bytes).unwrap();
+        assert_eq!(back, index);
+        assert_eq!(back.by_key(55).map(|p| p.partition), Some(3));
+        let mut broken = back.clone();
+        broken.acl_of[1] = 9;
+        assert!(broken.validate().is_err());
+    }
 
     #[test]
     fn keys_are_stable_and_distinct() {

@@ -86,6 +86,12 @@ pub struct PageSections {
     pub key: u32,
     pub slug: String,
     pub sections: Vec<SectionRecord>,
+    /// The page's canonical id and version, as in its page record, so a section is cited
+    /// from its own partition without the page table; absent in older indexes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
 }
 
 /// Payload of a `sections` shard: pages sorted by slug.

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::join_all;
 use serde::de::DeserializeOwned;
 
-use wikantik_format::catalog::PageTable;
+use wikantik_format::catalog::{PageIndex, PageTable};
 use wikantik_format::payload::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
 use wikantik_format::error::{Error, Result};
 use wikantik_format::manifest::Manifest;
@@ -271,6 +271,19 @@ impl<S: ShardStore> IndexReader<S> {
 
     pub async fn pages(&self) -> Result<Arc<PageTable>> {
         self.load(self.manifest.single(ShardKind::Pages)?).await
+    }
+
+    /// The compact page index (validated once per instance); `Ok(None)` for indexes written
+    /// before it, which rank and hydrate from the page table.
+    pub async fn page_index(&self) -> Result<Option<Arc<PageIndex>>> {
+        let Some(entry) = self.manifest.find(ShardKind::PageIndex) else { return Ok(None) };
+        let index = self
+            .load_derived::<PageIndex, PageIndex>(entry, "page-index", |index| {
+                index.validate()?;
+                Ok(index)
+            })
+            .await?;
+        Ok(Some(index))
     }
 
     pub async fn graph(&self) -> Result<Arc<GraphShard>> {

@@ -28,6 +28,8 @@ use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
 use wikantik_format::lexical::{score_sections, Bm25Params, Field, ScoredSection, SectionKey, TermEntry, TermPartition};
 use crate::reader::{IndexReader, ShardStore};
 use wikantik_format::shard::ShardEntry;
+use wikantik_format::catalog::{IndexedPage, PageIndex, PageTable};
+use std::sync::Arc;
 
 /// `hybrid` (default) | `dense` | `lexical`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -140,12 +142,11 @@ pub async fn lexical_candidates<S: ShardStore>(reader: &IndexReader<S>, query: &
         }
     }
     let entries: Vec<&ShardEntry> = routed.values().copied().collect();
-    let (partitions, pages) = futures_util::join!(reader.load_many::<TermPartition>(&entries), reader.pages());
+    let (partitions, pages) = futures_util::join!(reader.load_many::<TermPartition>(&entries), PageLookup::open(reader));
     let (partitions, pages) = (partitions?, pages?);
     let entry_of = |term: &str| partitions.iter().find_map(|p| p.get(term));
     let found: Vec<&TermEntry> = terms.iter().filter_map(|t| entry_of(t)).collect();
-    let index = pages.key_index();
-    let chunk_count = |page_key: u32| index.get(&page_key).and_then(|&i| pages.pages.get(i)).map(|p| p.chunk_count).unwrap_or(0);
+    let chunk_count = |page_key: u32| pages.page(page_key).map(|p| p.chunk_count).unwrap_or(0);
     let sections = score_sections(&found, &manifest.lexical, params, &chunk_count, limit)?;
     let mut exact_pages = BTreeSet::new();
     for term in analyzer.query_identifiers(query) {
@@ -213,10 +214,9 @@ pub async fn candidates<S: ShardStore>(
             false => None,
         }
     };
-    let (pages, dense_found, early_lexical) = futures_util::join!(reader.pages(), dense_side, lexical_side);
+    let (pages, dense_found, early_lexical) = futures_util::join!(PageLookup::open(reader), dense_side, lexical_side);
     let pages = pages?;
-    let index = pages.key_index();
-    let viewable_page = |page: u32| index.get(&page).and_then(|&i| pages.pages.get(i)).is_some_and(|p| caller.can_view(p));
+    let viewable_page = |page: u32| pages.page(page).is_some_and(|p| caller.can_view_under(p.acl));
     let viewable = |key: SectionKey| viewable_page(key.page_key());
     let (dense, cards, dense_fault) = match dense_found {
         Ok(Some(hits)) => (Some(hits.sections.into_iter().filter(|(key, _)| viewable(*key)).collect::<Vec<_>>()), hits.cards, None),
@@ -327,12 +327,8 @@ pub async fn search<S: ShardStore>(reader: &IndexReader<S>, query: &str, mode: R
 /// Fetch text and citation facts for `keys`, in the given order. Keys whose page or section
 /// no longer exists are skipped.
 pub async fn hydrate<S: ShardStore>(reader: &IndexReader<S>, scored: &[ScoredSection]) -> Result<Vec<SectionHit>> {
-    let pages = reader.pages().await?;
-    let index = pages.key_index();
-    let mut partitions: Vec<u32> = scored
-        .iter()
-        .filter_map(|s| index.get(&s.key.page_key()).and_then(|&i| pages.pages.get(i)).map(|p| p.partition))
-        .collect();
+    let pages = PageLookup::open(reader).await?;
+    let mut partitions: Vec<u32> = scored.iter().filter_map(|s| pages.page(s.key.page_key()).map(|p| p.partition)).collect();
     partitions.sort_unstable();
     partitions.dedup();
     let loaded = futures_util::future::join_all(partitions.iter().map(|p| reader.sections(*p))).await;
@@ -340,27 +336,62 @@ pub async fn hydrate<S: ShardStore>(reader: &IndexReader<S>, scored: &[ScoredSec
     for (p, shard) in partitions.iter().zip(loaded) {
         by_partition.insert(*p, shard?);
     }
+    // Indexes written before the sections carried their page's id and version cite from the
+    // page table (read only then).
+    let mut table: Option<Arc<PageTable>> = None;
     let mut hits = Vec::with_capacity(scored.len());
     for s in scored {
-        let Some(record) = index.get(&s.key.page_key()).and_then(|&i| pages.pages.get(i)) else { continue };
-        let Some(section) = by_partition
-            .get(&record.partition)
-            .and_then(|part| part.page(record.key))
-            .and_then(|page| page.sections.get(s.key.chunk_index() as usize))
-        else {
-            continue;
+        let Some(page) = pages.page(s.key.page_key()) else { continue };
+        let Some(stored) = by_partition.get(&page.partition).and_then(|part| part.page(page.key)) else { continue };
+        let Some(section) = stored.sections.get(s.key.chunk_index() as usize) else { continue };
+        let (canonical_id, version) = match (&stored.canonical_id, stored.version) {
+            (Some(id), Some(version)) => (id.clone(), version),
+            _ => {
+                let table = match &table {
+                    Some(t) => t.clone(),
+                    None => table.insert(reader.pages().await?).clone(),
+                };
+                let Some(record) = table.by_key(page.key) else { continue };
+                (record.canonical_id.clone(), record.version)
+            }
         };
         hits.push(SectionHit {
             key: s.key,
-            slug: record.slug.clone(),
-            canonical_id: record.canonical_id.clone(),
-            version: record.version,
+            slug: stored.slug.clone(),
+            canonical_id,
+            version,
             heading_path: section.heading_path.clone(),
             text: section.text.clone(),
             score: s.score,
         });
     }
     Ok(hits)
+}
+
+/// What ranking and hydration read of the pages: the compact page index, or the page table of
+/// an index written before it.
+pub enum PageLookup {
+    Index(Arc<PageIndex>),
+    Table(Arc<PageTable>),
+}
+
+impl PageLookup {
+    pub async fn open<S: ShardStore>(reader: &IndexReader<S>) -> Result<PageLookup> {
+        match reader.page_index().await? {
+            Some(index) => Ok(PageLookup::Index(index)),
+            None => Ok(PageLookup::Table(reader.pages().await?)),
+        }
+    }
+
+    /// The page with this key: its sections, partition and ACL.
+    pub fn page(&self, key: u32) -> Option<IndexedPage<'_>> {
+        match self {
+            PageLookup::Index(index) => index.by_key(key),
+            PageLookup::Table(table) => {
+                table.by_key(key).map(|p| IndexedPage { key, chunk_count: p.chunk_count, partition: p.partition, acl: &p.acl })
+            }
+        }
+    }
 }
 
 /// Lexical search: candidates, then hydration of the best `limit`.

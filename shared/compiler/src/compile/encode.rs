@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
 use wikantik_format::graph::PageGraph;
 use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
@@ -78,6 +78,8 @@ pub(super) fn encode(
                             tokens: c.token_estimate as u32,
                         })
                         .collect(),
+                    canonical_id: records.get(i).map(|r| r.canonical_id.clone()),
+                    version: records.get(i).map(|r| r.version),
                 })
                 .collect(),
         };
@@ -154,6 +156,7 @@ pub(super) fn encode(
     let restricted_pages = records.iter().filter(|r| !r.acl.is_open_to_everyone()).count() as u64;
     let table = PageTable::new(records);
     shards.push(encode_shard(ShardKind::Pages, 0, &table, None, None)?);
+    shards.push(encode_shard(ShardKind::PageIndex, 0, &PageIndex::of(&table), None, None)?);
     tick(progress);
     let link_count = graph.edge_count() as u64;
     shards.push(encode_shard(ShardKind::Graph, 0, &GraphShard { graph }, None, None)?);
