@@ -28,6 +28,9 @@ use wikantik_index_builder::embed::{embed_with_encoder, load_model, EmbeddingCac
 use wikantik_index_builder::lite::{train_table, TableCache, TrainConfig};
 use wikantik_index_builder::source::{read_entity_sidecar, read_wiki};
 
+/// The corpus's embedder inputs in order, and each input's vector.
+type KeptVectors = (Vec<String>, HashMap<String, Vec<f32>>);
+
 /// `text` without the copy markers of make-wiki.py on its first line (` (c<k>)` after the
 /// title, `-c<k>` after each cluster component); `None` when it has none.
 fn original_of(text: &str) -> Option<String> {
@@ -119,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let table_cache = TableCache::new(&PathBuf::from(".cache/lite-tables"), &model_id);
 
     // 1. The corpus, keeping every input's vector and the lite table.
-    let kept: Mutex<(Vec<String>, HashMap<String, Vec<f32>>)> = Mutex::new((Vec::new(), HashMap::new()));
+    let kept: Mutex<KeptVectors> = Mutex::new((Vec::new(), HashMap::new()));
     let table: Mutex<Option<StaticTableShard>> = Mutex::new(None);
     let embed_real = |texts: &[String]| -> wikantik::Result<Vec<Vec<f32>>> {
         let (vectors, _) = embed_with_encoder(&encoder, texts, Some(&cache), &|_, _| {}).map_err(|e| wikantik::Error::Encoder(e.to_string()))?;

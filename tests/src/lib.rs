@@ -65,9 +65,14 @@ pub fn compile_dir_with_fixed_history(dir: &Path, updated: i64) -> CompiledIndex
 /// of its dimension, so sections sharing words are close. Fast and needs no model files; for
 /// the real model see `tests/dense.rs`.
 pub fn compile_dir_with_vectors(dir: &Path) -> CompiledIndex {
+    compile_dir_with_vectors_and(dir, &CompileOptions::default())
+}
+
+/// [`compile_dir_with_vectors`] with other compile options.
+pub fn compile_dir_with_vectors_and(dir: &Path, options: &CompileOptions) -> CompiledIndex {
     let (pages, skipped, _) = wikantik_index_builder::source::read_wiki(dir).expect("read wiki");
     assert!(skipped.is_empty(), "unexpected skipped files: {skipped:?}");
-    wikantik::encoder::testing::compile_with_keyword_vectors(pages, &CompileOptions::default(), None).expect("compile")
+    wikantik::encoder::testing::compile_with_keyword_vectors(pages, options, None).expect("compile")
 }
 
 /// Run a future to completion on this thread.

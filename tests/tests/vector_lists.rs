@@ -192,3 +192,39 @@ fn indexes_with_a_cards_shard_still_score_every_card() {
     assert!(b.cards.len() < a.cards.len());
     assert_eq!(a.sections.iter().map(|s| s.0).collect::<Vec<_>>(), b.sections.iter().map(|s| s.0).collect::<Vec<_>>());
 }
+
+/// Grouped centroids (forced on a small index): a cold dense query fetches the groups'
+/// directory, exactly the groups it opens and exactly the lists it probes among theirs, and
+/// ranks as an exact scan of those lists does.
+#[test]
+fn a_grouped_index_reads_its_opened_groups_and_probed_lists_only() {
+    use wikantik::compile::CompileOptions;
+    let options = CompileOptions { grouped_lists_from: 2, ..CompileOptions::default() };
+    let index = wikantik_tests::compile_dir_with_vectors_and(&large_wiki("vector-lists-grouped", 240), &options);
+    let lists = index.manifest.shards_of(ShardKind::Vectors).count();
+    let groups = index.manifest.shards_of(ShardKind::VectorGroups).count();
+    assert!(lists > 4 && groups > 1 && groups < lists, "{lists} lists in {groups} groups");
+
+    let store = FaultStore::new(MemoryStore::from_compiled(&index));
+    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let hits = block_on(dense_search(&reader, "orbit ledger", 30)).expect("dense search").expect("vectors");
+    assert_eq!(hits.sections.len(), 30);
+    let directory = block_on(reader.vector_lists()).expect("directory").expect("lists");
+    let opened = directory.group_probe.expect("grouped") as usize;
+    let read = store.read_names();
+    let kind_of = |name: &str| index.manifest.shards.iter().find(|s| s.name == name).map(|s| (s.kind, s.partition));
+    let read_of = |kind: ShardKind| read.iter().filter_map(|n| kind_of(n)).filter(|(k, _)| *k == kind).map(|(_, p)| p).collect::<Vec<u32>>();
+    assert_eq!(read_of(ShardKind::VectorGroups).len(), opened.min(groups), "{read:?}");
+    let probed = read_of(ShardKind::Vectors);
+    assert_eq!(probed.len(), directory.probe as usize, "{read:?}");
+
+    let partitions = block_on(reader.vectors_of(&probed)).expect("probed lists");
+    let encoder = block_on(wikantik::dense::query_encoder(&reader)).expect("encoder").expect("encoder");
+    let vector = block_on(wikantik::dense::embed_query(&reader, &encoder, "orbit ledger")).expect("embed");
+    assert_eq!(hits.sections, scan_partitions(&partitions, &vector, 30).expect("scan"));
+    // The routing finds most of what an exact scan of every list finds at the top.
+    let all = block_on(reader.vectors()).expect("every list");
+    let exact = scan_partitions(&all, &vector, 10).expect("exact");
+    let found: std::collections::HashSet<_> = hits.sections.iter().map(|s| s.0).collect();
+    assert!(exact.iter().filter(|s| found.contains(&s.0)).count() >= 8, "grouped routing kept the exact top 10: {exact:?}");
+}

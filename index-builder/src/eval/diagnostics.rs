@@ -132,7 +132,7 @@ pub async fn ivf_report<S: ShardStore, E: ShardStore>(
     depths: &[usize],
 ) -> Result<Option<IvfReport>> {
     use std::collections::HashSet;
-    use wikantik::dense::{dense_search_vector, embed_query, query_encoder};
+    use wikantik::dense::{dense_search_vector, embed_query, probed_lists, query_encoder};
     use wikantik::shard::ShardKind;
     let manifest = probed.manifest();
     let (Some(info), Some(lists), Some(encoder)) = (manifest.dense.as_ref(), probed.vector_lists().await?, query_encoder(probed).await?) else {
@@ -144,7 +144,7 @@ pub async fn ivf_report<S: ShardStore, E: ShardStore>(
     let mut fetched = 0.0;
     for q in queries {
         let vector = embed_query(probed, &encoder, &q.query).await?;
-        fetched += lists.nearest(&vector, lists.probe as usize)?.into_iter().map(list_size).sum::<u64>() as f64;
+        fetched += probed_lists(probed, &vector).await?.unwrap_or_default().into_iter().map(list_size).sum::<u64>() as f64;
         for (sum, &k) in sums.iter_mut().zip(depths) {
             let found: HashSet<_> = dense_search_vector(probed, &vector, k).await?.sections.into_iter().map(|(key, _)| key).collect();
             let top = dense_search_vector(exact, &vector, k).await?.sections;

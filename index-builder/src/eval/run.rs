@@ -398,7 +398,7 @@ fn print_profile(report: &ProfileReport, index: usize, results: &[GridResult], b
     println!("{}", pages_table(&format!("page-level ({profile} profile):"), &table));
 }
 
-fn hybrid_cv<'a>(results: &'a [GridResult], index: usize) -> Option<&'a Outcomes> {
+fn hybrid_cv(results: &[GridResult], index: usize) -> Option<&Outcomes> {
     results.iter().find(|r| r.mode == RetrievalMode::Hybrid).and_then(|r| r.cv.get(index))
 }
 

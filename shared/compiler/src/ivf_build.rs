@@ -5,7 +5,7 @@
 
 use rayon::prelude::*;
 use wikantik_format::error::{Error, Result};
-use wikantik_format::ivf::{default_probe, list_count, VectorLists, LIST_ROWS};
+use wikantik_format::ivf::{default_probe, list_count, VectorLists, GROUP_PROBE, LIST_ROWS};
 use wikantik_format::lexical::SectionKey;
 use wikantik_format::vectors::VectorPartition;
 
@@ -20,14 +20,26 @@ const MAX_LIST_FACTOR: usize = 3;
 /// list holds [`MAX_LIST_FACTOR`] times the mean, so the eighth is far past what ever fills).
 const OVERFLOW_CHOICES: usize = 8;
 
-/// Cluster `rows` (unit vectors of `dim` values, any order) into [`list_count`] lists:
-/// the lists' rows as `vectors` partitions (list `i` is partition `i`) and the directory.
+/// What [`build`] makes: the lists (list `i` is `vectors` partition `i`), their directory
+/// (the `vector-lists` shard) and, when the centroids are grouped, each group's list
+/// centroids (group `g` is `vector-groups` partition `g`; empty otherwise).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltLists {
+    pub lists: Vec<VectorPartition>,
+    pub directory: VectorLists,
+    pub groups: Vec<VectorPartition>,
+}
+
+/// Cluster `rows` (unit vectors of `dim` values, any order) into [`list_count`] lists.
+/// From `grouped_from` lists on ([`wikantik_format::ivf::GROUPED_FROM_LISTS`] in builds),
+/// the lists' centroids are clustered the same way into about √lists groups, and the
+/// directory holds the groups' centroids.
 ///
 /// Each page card (`cards`: page key, unit vector) is stored in the list whose centroid is
 /// most similar to it, so a query scores the cards of the lists it probes — the cards most
 /// like it — and no shard holds every page's card (one such shard grows with the wiki: 4.6 MB
 /// at 12k pages). A page whose card is not probed ranks as the least similar probed card.
-pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>, cards: Vec<(u32, Vec<f32>)>) -> Result<(Vec<VectorPartition>, VectorLists)> {
+pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>, cards: Vec<(u32, Vec<f32>)>, grouped_from: usize) -> Result<BuiltLists> {
     let lists = list_count(rows.len());
     let vectors: Vec<&[f32]> = rows.iter().map(|(_, v)| v.as_slice()).collect();
     if let Some(bad) = vectors.iter().position(|v| v.len() != dim) {
@@ -39,12 +51,34 @@ pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>, cards: Vec<(u32, Vec
         members[list].push((key, vector));
     }
     let sizes: Vec<u32> = members.iter().map(|m| m.len() as u32).collect();
-    let centroid_rows = centroids.into_iter().enumerate().map(|(i, c)| (SectionKey(i as u64), c)).collect();
-    let directory = VectorLists { centroids: VectorPartition::quantize(dim, centroid_rows)?, probe: default_probe(sizes.len()) as u32, rows: sizes };
+    let probe = default_probe(sizes.len()) as u32;
+    let (directory, groups) = if centroids.len() >= grouped_from.max(2) {
+        // Groups of lists: k-means of the list centroids into about √lists groups.
+        let group_count = (centroids.len() as f64).sqrt().ceil() as usize;
+        let refs: Vec<&[f32]> = centroids.iter().map(Vec::as_slice).collect();
+        let (group_centroids, group_of) = kmeans(&refs, dim, group_count);
+        let mut group_members: Vec<Vec<(SectionKey, Vec<f32>)>> = vec![Vec::new(); group_centroids.len()];
+        for (list, (centroid, group)) in centroids.iter().zip(group_of).enumerate() {
+            group_members[group].push((SectionKey(list as u64), centroid.clone()));
+        }
+        let groups = group_members.into_iter().map(|m| VectorPartition::quantize(dim, m)).collect::<Result<Vec<_>>>()?;
+        let group_rows = group_centroids.into_iter().enumerate().map(|(g, c)| (SectionKey(g as u64), c)).collect();
+        let group_probe = GROUP_PROBE.min(groups.len()) as u32;
+        (VectorLists { centroids: VectorPartition::quantize(dim, group_rows)?, probe, rows: sizes, group_probe: Some(group_probe) }, groups)
+    } else {
+        let centroid_rows = centroids.into_iter().enumerate().map(|(i, c)| (SectionKey(i as u64), c)).collect();
+        (VectorLists { centroids: VectorPartition::quantize(dim, centroid_rows)?, probe, rows: sizes, group_probe: None }, Vec::new())
+    };
     // A card goes where a query equal to it is routed first (the stored, int8 centroids).
     let mut card_members: Vec<Vec<(u32, Vec<f32>)>> = vec![Vec::new(); members.len()];
     for (page, vector) in cards {
-        let list = directory.nearest(&vector, 1)?.first().map_or(0, |&l| l as usize);
+        let nearest = if directory.is_grouped() {
+            let opened: Vec<&VectorPartition> = directory.nearest_groups(&vector)?.into_iter().filter_map(|g| groups.get(g as usize)).collect();
+            directory.nearest_in_groups(&opened, &vector, 1)?
+        } else {
+            directory.nearest(&vector, 1)?
+        };
+        let list = nearest.first().map_or(0, |&l| l as usize);
         card_members.get_mut(list).ok_or_else(|| Error::Invalid(format!("card of page {page:x}: no list {list}")))?.push((page, vector));
     }
     let partitions = members
@@ -52,7 +86,7 @@ pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>, cards: Vec<(u32, Vec
         .zip(card_members)
         .map(|(m, c)| VectorPartition::quantize_with_cards(dim, m, c))
         .collect::<Result<Vec<_>>>()?;
-    Ok((partitions, directory))
+    Ok(BuiltLists { lists: partitions, directory, groups })
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -152,6 +186,7 @@ fn kmeans(vectors: &[&[f32]], dim: usize, lists: usize) -> (Vec<Vec<f32>>, Vec<u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wikantik_format::ivf::GROUPED_FROM_LISTS;
 
     fn unit_vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
         let mut state = seed;
@@ -185,7 +220,7 @@ mod tests {
     #[test]
     fn small_indexes_keep_one_list_that_holds_everything() {
         let rows = clustered(4, 50, 32);
-        let (lists, directory) = build(32, rows.clone(), Vec::new()).unwrap();
+        let BuiltLists { lists, directory, .. } = build(32, rows.clone(), Vec::new(), GROUPED_FROM_LISTS).unwrap();
         assert_eq!((lists.len(), directory.rows.clone(), directory.probe), (1, vec![200], 1));
         assert_eq!(lists[0].keys, rows.iter().map(|(k, _)| k.0).collect::<Vec<_>>());
     }
@@ -193,7 +228,7 @@ mod tests {
     #[test]
     fn every_row_lands_in_exactly_one_list_and_lists_are_capped() {
         let rows = clustered(20, 150, 48);
-        let (lists, directory) = build(48, rows.clone(), Vec::new()).unwrap();
+        let BuiltLists { lists, directory, .. } = build(48, rows.clone(), Vec::new(), GROUPED_FROM_LISTS).unwrap();
         assert_eq!(lists.len(), list_count(3000));
         assert_eq!(directory.len(), lists.len());
         let mut seen: Vec<u64> = lists.iter().flat_map(|l| l.keys.iter().copied()).collect();
@@ -209,7 +244,7 @@ mod tests {
     #[test]
     fn the_nearest_list_holds_a_rows_own_cluster() {
         let rows = clustered(20, 150, 48);
-        let (lists, directory) = build(48, rows.clone(), Vec::new()).unwrap();
+        let BuiltLists { lists, directory, .. } = build(48, rows.clone(), Vec::new(), GROUPED_FROM_LISTS).unwrap();
         let list_of = |key: u64| lists.iter().position(|l| l.keys.contains(&key)).unwrap();
         // A query equal to a stored row finds that row in its first probed list.
         let mut hits = 0;
@@ -225,7 +260,7 @@ mod tests {
         let rows = clustered(20, 150, 48);
         // A card per cluster, at the cluster's own rows (page key = cluster number).
         let cards: Vec<(u32, Vec<f32>)> = (0..20).map(|g| (g as u32, rows[g].1.clone())).collect();
-        let (lists, directory) = build(48, rows.clone(), cards.clone()).unwrap();
+        let BuiltLists { lists, directory, .. } = build(48, rows.clone(), cards.clone(), GROUPED_FROM_LISTS).unwrap();
         let mut placed: Vec<u32> = lists.iter().flat_map(|l| l.card_keys.iter().copied()).collect();
         placed.sort_unstable();
         assert_eq!(placed, (0..20).collect::<Vec<_>>(), "every card once");
@@ -237,19 +272,49 @@ mod tests {
         assert_eq!(directory.rows.iter().sum::<u32>(), 3000);
         let mut bad = cards;
         bad[0].1.pop();
-        assert!(build(48, rows, bad).is_err(), "a card of the wrong dimension is an error");
+        assert!(build(48, rows, bad, GROUPED_FROM_LISTS).is_err(), "a card of the wrong dimension is an error");
+    }
+
+    #[test]
+    fn grouped_centroids_route_a_query_to_its_own_list_through_its_groups() {
+        let rows = clustered(20, 150, 48);
+        let cards: Vec<(u32, Vec<f32>)> = (0..40).map(|i| (i as u32, rows[i * 7].1.clone())).collect();
+        let BuiltLists { lists, directory, groups } = build(48, rows.clone(), cards, 2).unwrap();
+        let list_count = lists.len();
+        assert_eq!(groups.len(), (list_count as f64).sqrt().ceil() as usize);
+        assert_eq!((directory.centroids.keys.len(), directory.rows.len()), (groups.len(), list_count));
+        assert_eq!(directory.group_probe, Some(GROUP_PROBE as u32));
+        let mut grouped: Vec<u64> = groups.iter().flat_map(|g| g.keys.iter().copied()).collect();
+        grouped.sort_unstable();
+        assert_eq!(grouped, (0..list_count as u64).collect::<Vec<_>>(), "every list in exactly one group");
+        assert!(directory.nearest(&rows[0].1, 1).is_err(), "a grouped directory cannot route alone");
+        let route = |v: &[f32]| {
+            let opened: Vec<&VectorPartition> = directory.nearest_groups(v).unwrap().into_iter().map(|g| &groups[g as usize]).collect();
+            directory.nearest_in_groups(&opened, v, 1).unwrap()[0] as usize
+        };
+        let list_of = |key: u64| lists.iter().position(|l| l.keys.contains(&key)).unwrap();
+        let sample: Vec<_> = rows.iter().step_by(37).collect();
+        let hits = sample.iter().filter(|(key, v)| route(v) == list_of(key.0)).count();
+        assert!(hits * 10 >= sample.len() * 8, "{hits} of {}", sample.len());
+        // Cards sit where the grouped routing sends a query equal to them.
+        let placed: usize = lists.iter().map(|l| l.card_keys.len()).sum();
+        assert_eq!(placed, 40);
+        for i in 0..40 {
+            let holder = lists.iter().position(|l| l.card_keys.contains(&(i as u32))).unwrap();
+            assert_eq!(route(&rows[i * 7].1), holder, "card {i}");
+        }
     }
 
     #[test]
     fn builds_are_deterministic() {
         let rows = clustered(10, 300, 24);
-        assert_eq!(build(24, rows.clone(), Vec::new()).unwrap(), build(24, rows, Vec::new()).unwrap());
+        assert_eq!(build(24, rows.clone(), Vec::new(), 2).unwrap(), build(24, rows, Vec::new(), 2).unwrap(), "grouped too");
     }
 
     #[test]
     fn wrong_dimension_is_an_error() {
         let mut rows = clustered(2, 5, 8);
         rows[3].1.pop();
-        assert!(build(8, rows, Vec::new()).is_err());
+        assert!(build(8, rows, Vec::new(), GROUPED_FROM_LISTS).is_err());
     }
 }

@@ -139,7 +139,7 @@ impl PageIndex {
         for (i, page) in table.pages.iter().enumerate() {
             index.keys.push(page.key);
             index.chunk_counts.push(page.chunk_count);
-            while last_partition.map_or(true, |p: u32| p < page.partition) {
+            while last_partition.is_none_or(|p: u32| p < page.partition) {
                 let next = last_partition.map_or(0, |p| p + 1);
                 index.partition_starts.push(i as u32);
                 last_partition = Some(next);

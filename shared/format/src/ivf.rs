@@ -44,15 +44,30 @@ pub const MAX_PROBE: usize = 16;
 
 
 
+/// From this many lists on, a build groups the lists' centroids: ungrouped, a query reads
+/// every list's centroid (384 bytes each at 384 dimensions: 0.49 MB at 12k pages, about 5 MB
+/// at 120k). Grouped, the `vector-lists` shard holds a centroid per **group** of lists,
+/// each group's list centroids are a `vector-groups` shard, and a query reads the
+/// [`GROUP_PROBE`] groups nearest it, then probes the best lists among theirs.
+pub const GROUPED_FROM_LISTS: usize = 512;
+
+/// How many groups a query opens.
+pub const GROUP_PROBE: usize = 4;
+
 /// Payload of the `vector-lists` shard.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VectorLists {
-    /// The lists' centroids (unit length, int8 like the section vectors); `keys[i] = i`.
+    /// The lists' centroids (unit length, int8 like the section vectors); `keys[i] = i`. In a
+    /// grouped index ([`VectorLists::group_probe`]), the groups' centroids; `keys[g] = g`.
     pub centroids: VectorPartition,
     /// Rows in each list (the `vectors` partition of the same number).
     pub rows: Vec<u32>,
     /// How many of the nearest lists a query scans.
     pub probe: u32,
+    /// Grouped centroids: how many groups a query opens (their `vector-groups` shards, each a
+    /// [`VectorPartition`] of its lists' centroids keyed by list number). Absent: ungrouped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_probe: Option<u32>,
 }
 
 impl VectorLists {
@@ -65,8 +80,45 @@ impl VectorLists {
         self.rows.is_empty()
     }
 
-    /// The `probe` lists whose centroids are most similar to `query`, best first.
+    /// Whether the centroids are grouped (see [`GROUPED_FROM_LISTS`]).
+    pub fn is_grouped(&self) -> bool {
+        self.group_probe.is_some()
+    }
+
+    /// The groups (`vector-groups` partitions) a query opens: the [`VectorLists::group_probe`]
+    /// groups whose centroids are most similar to it, best first; empty when ungrouped.
+    pub fn nearest_groups(&self, query: &[f32]) -> Result<Vec<u32>> {
+        let Some(group_probe) = self.group_probe else { return Ok(Vec::new()) };
+        let mut scored = Vec::with_capacity(self.centroids.keys.len());
+        self.centroids.scan(query, &mut scored)?;
+        crate::vectors::top_k(scored, (group_probe as usize).max(1))
+            .into_iter()
+            .map(|(key, _)| u32::try_from(key.0).map_err(|_| Error::Invalid("vector-lists shard: group number out of range".into())))
+            .collect()
+    }
+
+    /// The `probe` lists most similar to `query` among the lists of `groups` (the opened
+    /// `vector-groups` shards), best first.
+    pub fn nearest_in_groups(&self, groups: &[&VectorPartition], query: &[f32], probe: usize) -> Result<Vec<u32>> {
+        let mut scored = Vec::new();
+        for group in groups {
+            group.scan(query, &mut scored)?;
+        }
+        crate::vectors::top_k(scored, probe.max(1))
+            .into_iter()
+            .map(|(key, _)| match u32::try_from(key.0) {
+                Ok(list) if (list as usize) < self.rows.len() => Ok(list),
+                _ => Err(Error::Invalid("vector-groups shard: a list number out of range".into())),
+            })
+            .collect()
+    }
+
+    /// The `probe` lists whose centroids are most similar to `query`, best first (an
+    /// ungrouped index; a grouped one routes through [`VectorLists::nearest_in_groups`]).
     pub fn nearest(&self, query: &[f32], probe: usize) -> Result<Vec<u32>> {
+        if self.is_grouped() {
+            return Err(Error::Invalid("vector-lists shard: grouped centroids need their groups to route a query".into()));
+        }
         if self.centroids.keys.len() != self.rows.len() {
             return Err(Error::Invalid("vector-lists shard: centroids and list sizes differ in number".into()));
         }

@@ -88,6 +88,10 @@ pub enum ShardKind {
     /// the page table (0.76 MB at 12k pages against about 0.06 MB). One shard; indexes
     /// without it are served from the page table.
     PageIndex,
+    /// The list centroids of one group of vector lists (`vectors::VectorPartition` keyed by
+    /// list number), in indexes of [`crate::ivf::GROUPED_FROM_LISTS`] lists or more; partition
+    /// `g` is group `g` of the `vector-lists` shard.
+    VectorGroups,
 }
 
 impl ShardKind {
@@ -112,6 +116,7 @@ impl ShardKind {
             ShardKind::StaticEncoder => "static-encoder",
             ShardKind::StaticRows => "static-rows",
             ShardKind::PageIndex => "page-index",
+            ShardKind::VectorGroups => "vector-groups",
         }
     }
 }

@@ -379,6 +379,13 @@ impl<S: ShardStore> IndexReader<S> {
         self.load_optional(ShardKind::VectorLists).await
     }
 
+    /// The `vector-groups` partitions numbered `groups` (grouped list centroids), fetched
+    /// concurrently.
+    pub async fn vector_groups(&self, groups: &[u32]) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
+        let entries: Vec<&ShardEntry> = groups.iter().map(|&g| self.manifest.partition(ShardKind::VectorGroups, g)).collect::<Result<_>>()?;
+        self.load_many(&entries).await
+    }
+
     /// The page cards' shard; `Ok(None)` for indexes that keep cards inside `vectors`.
     pub async fn cards(&self) -> Result<Option<Arc<wikantik_format::vectors::VectorPartition>>> {
         self.load_optional(ShardKind::Cards).await

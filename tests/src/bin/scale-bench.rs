@@ -81,7 +81,7 @@ impl Counted {
     fn breakdown(&self) -> String {
         let Ok(by_kind) = self.by_kind.lock() else { return String::new() };
         let mut rows: Vec<(&String, &(u64, u64))> = by_kind.iter().collect();
-        rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0));
+        rows.sort_by_key(|row| std::cmp::Reverse(row.1 .0));
         rows.iter().map(|(k, (bytes, reads))| format!("{k} {:.0}K/{reads}", *bytes as f64 / 1024.0)).collect::<Vec<_>>().join(", ")
     }
 }

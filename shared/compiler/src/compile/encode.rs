@@ -124,12 +124,15 @@ pub(super) fn encode(
             .collect();
         // Each page card goes with the list nearest it (no shard of every card).
         let page_cards = keys.iter().zip(cards).map(|(&key, e)| (key, e.clone())).collect();
-        let (lists, directory) = crate::ivf_build::build(v.model.dim, rows, page_cards)?;
-        for (p, list) in lists.iter().enumerate() {
+        let built = crate::ivf_build::build(v.model.dim, rows, page_cards, options.grouped_lists_from)?;
+        for (p, list) in built.lists.iter().enumerate() {
             shards.push(encode_shard(ShardKind::Vectors, p as u32, list, None, None)?);
         }
-        vector_partitions = lists;
-        shards.push(encode_shard(ShardKind::VectorLists, 0, &directory, None, None)?);
+        for (g, group) in built.groups.iter().enumerate() {
+            shards.push(encode_shard(ShardKind::VectorGroups, g as u32, group, None, None)?);
+        }
+        vector_partitions = built.lists;
+        shards.push(encode_shard(ShardKind::VectorLists, 0, &built.directory, None, None)?);
     }
     if vectors.is_some() {
         // The HNSW graph over the rows in partition (= manifest) order.

@@ -63,6 +63,9 @@ pub struct CompileOptions {
     /// lists, where the graph's search needs every `vectors` partition (`ann::ANN_THRESHOLD`
     /// is what the graph was measured to need against an exact scan of everything).
     pub ann_threshold: Option<usize>,
+    /// From this many vector lists on, their centroids are grouped
+    /// (`ivf::GROUPED_FROM_LISTS`; tests group small indexes).
+    pub grouped_lists_from: usize,
     /// Rows per block of the lite profile's `static-rows` blob
     /// (`encoder::lite::ROWS_PER_BLOCK`; tests use small blocks).
     pub lite_rows_per_block: usize,
@@ -82,6 +85,7 @@ impl Default for CompileOptions {
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
             entity_sidecar: None,
             ann_threshold: None,
+            grouped_lists_from: wikantik_format::ivf::GROUPED_FROM_LISTS,
             lite_rows_per_block: wikantik_encoder::lite::ROWS_PER_BLOCK,
             lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
         }

@@ -66,11 +66,25 @@ pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, l
 /// only the probed lists, otherwise (exact scan, or the HNSW graph's rows) all of them.
 async fn searched_partitions<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], graph: bool) -> Result<Vec<std::sync::Arc<VectorPartition>>> {
     if !graph {
-        if let Some(lists) = reader.vector_lists().await? {
-            return reader.vectors_of(&lists.nearest(vector, lists.probe as usize)?).await;
+        if let Some(probed) = probed_lists(reader, vector).await? {
+            return reader.vectors_of(&probed).await;
         }
     }
     reader.vectors().await
+}
+
+/// The vector lists a search for `vector` scans (`probe` of them, best first): the nearest
+/// centroids, or in a grouped index the nearest among the lists of the groups it opens;
+/// `Ok(None)` for indexes without vector lists.
+pub async fn probed_lists<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32]) -> Result<Option<Vec<u32>>> {
+    let Some(lists) = reader.vector_lists().await? else { return Ok(None) };
+    let probed = if lists.is_grouped() {
+        let groups = reader.vector_groups(&lists.nearest_groups(vector)?).await?;
+        lists.nearest_in_groups(&groups.iter().map(|g| g.as_ref()).collect::<Vec<_>>(), vector, lists.probe as usize)?
+    } else {
+        lists.nearest(vector, lists.probe as usize)?
+    };
+    Ok(Some(probed))
 }
 
 /// The `limit` sections most similar to a query vector (the HNSW graph when the index has
