@@ -19,11 +19,12 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// page index (a `page-index` shard; sections carry their pages' canonical id and version).
-const SAMPLE_WIKI_MANIFEST: &str = "7677ae4c13ed965edf2a5e90a99ecc960ab0b87d403a3124d91eb1adff8799d4";
+/// page index (a `page-index` shard; sections carry their pages' canonical id and version;
+/// page-range partitions carry no slug range in the manifest).
+const SAMPLE_WIKI_MANIFEST: &str = "94f606874b87dec53a079188dcbb10f92f4763b2a77228f1982259352d2ad93f";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
 /// lexical build).
-const CORPUS_MANIFEST: &str = "fec4c239e926e91ea8ae7b55cd921a723d301c5d240bd1de5d72c710e7cdb8eb";
+const CORPUS_MANIFEST: &str = "26c522c51e94115680f41b172c8ba9b37191334d5c85f3c5d8613b22c99fb1c4";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -136,7 +136,8 @@ pub struct ShardEntry {
     pub name: String,
     pub size: u64,
     pub sha256: String,
-    /// First key covered (term for `terms`, slug for page-range kinds); `None` = unbounded.
+    /// First key covered (the first term of a `terms` partition; `None` = unbounded); other
+    /// kinds carry none (page-range kinds carried slugs before the page index).
     pub first_key: Option<String>,
     /// Last key covered, inclusive.
     pub last_key: Option<String>,

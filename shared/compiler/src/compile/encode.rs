@@ -60,9 +60,10 @@ pub(super) fn encode(
         encoded += 1;
         progress(Stage::Encode, encoded.min(encode_total), encode_total);
     };
+    // Page-range partitions carry no key range in the manifest: readers find a page's partition
+    // in the page index (or its record), never by slug range, and two slugs per row were a
+    // fifth of the manifest's bytes.
     for (p, range) in partitions.iter().enumerate() {
-        let first = slugs.get(range.start).cloned();
-        let last = range.end.checked_sub(1).and_then(|e| slugs.get(e)).cloned();
         let section_payload = SectionPartition {
             pages: range
                 .clone()
@@ -83,7 +84,7 @@ pub(super) fn encode(
                 })
                 .collect(),
         };
-        shards.push(encode_shard(ShardKind::Sections, p as u32, &section_payload, first.clone(), last.clone())?);
+        shards.push(encode_shard(ShardKind::Sections, p as u32, &section_payload, None, None)?);
         tick(progress);
         let body_payload = BodyPartition {
             pages: range
@@ -96,7 +97,7 @@ pub(super) fn encode(
                 })
                 .collect(),
         };
-        shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, first, last)?);
+        shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, None, None)?);
         tick(progress);
     }
     let mut encoder_id = None;
