@@ -144,6 +144,24 @@ pub fn open(index: &Path) -> wikantik::reader::IndexReader<wikantik_native::DirS
     .expect("open index")
 }
 
+/// A reader over `index` as another layout of it: `store` (the index's objects plus any
+/// rewritten shards) under a manifest listing `shards` instead of the index's own, with the
+/// same settings, statistics and dense side. For tests that older layouts are still served.
+pub fn reader_with_shards(
+    index: &CompiledIndex,
+    mut store: wikantik::reader::MemoryStore,
+    shards: Vec<wikantik::shard::ShardEntry>,
+) -> wikantik::reader::IndexReader<wikantik::reader::MemoryStore> {
+    let m = &index.manifest;
+    let mut manifest = wikantik::manifest::Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards).expect("manifest");
+    if let Some(dense) = &m.dense {
+        manifest = manifest.with_dense(dense.clone()).expect("manifest with its dense side");
+    }
+    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
+    store.put(&name, bytes);
+    block_on(wikantik::reader::IndexReader::open_at(store, pointer, std::sync::Arc::new(wikantik::reader::ShardCache::default()))).expect("open the other layout")
+}
+
 /// A Markdown page with frontmatter.
 pub fn page(file: &str, frontmatter: &str, body: &str) -> (String, String) {
     (file.to_string(), format!("---\n{frontmatter}\n---\n{body}"))

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use wikantik::access::Caller;
 use wikantik::bundle::{assemble_bundle, BundleConfig, BundleRequest, RetrievalMode};
 use wikantik::catalog::{PageIndex, PageTable};
-use wikantik::manifest::Manifest;
 use wikantik::payload::{CompiledIndex, SectionPartition};
 use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
 use wikantik::shard::{decode_shard, encode_shard, ShardKind};
@@ -49,10 +48,9 @@ fn the_page_index_and_the_sections_agree_with_the_page_table() {
 
 /// The sample index as an index written before the page index: no `page-index` shard, and
 /// sections without their pages' ids and versions.
-fn previous_layout(index: &CompiledIndex) -> (MemoryStore, wikantik::shard::Pointer) {
+fn previous_layout(index: &CompiledIndex) -> IndexReader<MemoryStore> {
     let mut store = MemoryStore::from_compiled(index);
-    let m = &index.manifest;
-    let mut shards: Vec<_> = m.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIndex | ShardKind::Sections)).cloned().collect();
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIndex | ShardKind::Sections)).cloned().collect();
     for shard in index.shards.iter().filter(|s| s.entry.kind == ShardKind::Sections) {
         let mut partition: SectionPartition = decode_shard(&shard.entry, &shard.bytes).expect("decode");
         for page in &mut partition.pages {
@@ -63,17 +61,14 @@ fn previous_layout(index: &CompiledIndex) -> (MemoryStore, wikantik::shard::Poin
         store.put(&old.entry.name, old.bytes);
         shards.push(old.entry);
     }
-    let manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards).expect("manifest");
-    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
-    store.put(&name, bytes);
-    (store, pointer)
+    wikantik_tests::reader_with_shards(index, store, shards)
 }
 
 #[test]
 fn bundles_never_read_the_page_table_and_older_indexes_answer_the_same() {
     let index = compile_dir(&sample_wiki());
     let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
-    let (old_store, old_pointer) = previous_layout(&index);
+    let old_reader = previous_layout(&index);
     let config = BundleConfig::default();
     let callers = [
         Caller::anonymous(),
@@ -87,7 +82,6 @@ fn bundles_never_read_the_page_table_and_older_indexes_answer_the_same() {
             let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
             let new = block_on(assemble_bundle(&reader, &request, &config, caller)).expect("bundle");
             assert!(!store.read_names().contains(&table_name), "{query}: the page table was read: {:?}", store.read_names());
-            let old_reader = block_on(IndexReader::open_at(old_store.clone(), old_pointer.clone(), Arc::new(ShardCache::default()))).expect("open the previous layout");
             let old = block_on(assemble_bundle(&old_reader, &request, &config, caller)).expect("bundle of the previous layout");
             assert_eq!(serde_json::to_value(&new.sections).expect("json"), serde_json::to_value(&old.sections).expect("json"), "{query}");
             assert_eq!(new.coverage, old.coverage, "{query}");
@@ -107,13 +101,10 @@ fn a_malformed_page_index_is_refused_by_name() {
     let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != ShardKind::PageIndex).cloned().collect();
     store.put(&shard.entry.name, shard.bytes);
     shards.push(shard.entry);
-    let m = &index.manifest;
-    let manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards).expect("manifest");
-    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
-    store.put(&name, bytes);
-    let reader = block_on(IndexReader::open_at(store, pointer, Arc::new(ShardCache::default()))).expect("open");
+    let new_entry = shards.last().cloned().expect("the rewritten page index");
+    let reader = wikantik_tests::reader_with_shards(&index, store, shards);
     let request = BundleRequest { query: "rotate an api key".into(), mode: RetrievalMode::Lexical, k: None, budget: None };
     let err = block_on(assemble_bundle(&reader, &request, &BundleConfig::default(), &Caller::anonymous())).expect_err("refused");
     assert!(err.to_string().contains("page-index"), "{err}");
-    assert_ne!(entry.sha256, manifest.single(ShardKind::PageIndex).expect("entry").sha256);
+    assert_ne!(entry.sha256, new_entry.sha256);
 }

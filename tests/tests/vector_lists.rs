@@ -90,7 +90,6 @@ fn a_cold_dense_query_fetches_only_its_probed_lists() {
 #[test]
 fn indexes_with_page_range_vectors_and_inline_cards_still_rank_the_same() {
     use wikantik::dense::VectorPartition;
-    use wikantik::manifest::Manifest;
     use wikantik::shard::{decode_shard, encode_shard};
 
     let index = compile_dir_with_vectors(&wikantik_tests::sample_wiki());
@@ -119,12 +118,7 @@ fn indexes_with_page_range_vectors_and_inline_cards_still_rank_the_same() {
         store.put(&shard.entry.name, shard.bytes);
         shards.push(shard.entry);
     }
-    let manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)
-        .and_then(|old| old.with_dense(m.dense.clone().expect("dense")))
-        .expect("manifest");
-    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
-    store.put(&name, bytes);
-    let old = block_on(IndexReader::open_at(store, pointer, Arc::new(ShardCache::default()))).expect("open old layout");
+    let old = wikantik_tests::reader_with_shards(&index, store, shards);
     let new = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
     assert!(block_on(old.vector_lists()).expect("lists").is_none());
     for query in ["how do I undo a bad index publish", "coverage confidence", "hybrid fusion"] {
@@ -159,7 +153,6 @@ fn card_rows(lists: &[wikantik::dense::VectorPartition]) -> Vec<(u32, Vec<f32>)>
 #[test]
 fn indexes_with_a_cards_shard_still_score_every_card() {
     use wikantik::dense::VectorPartition;
-    use wikantik::manifest::Manifest;
     use wikantik::shard::{decode_shard, encode_shard};
 
     let index = compile_dir_with_vectors(&large_wiki("vector-lists-cards-shard", 240));
@@ -179,12 +172,7 @@ fn indexes_with_a_cards_shard_still_score_every_card() {
     let shard = encode_shard(ShardKind::Cards, 0, &cards, None, None).expect("encode cards");
     store.put(&shard.entry.name, shard.bytes);
     shards.push(shard.entry);
-    let manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)
-        .and_then(|old| old.with_dense(m.dense.clone().expect("dense")))
-        .expect("manifest");
-    let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
-    store.put(&name, bytes);
-    let old = block_on(IndexReader::open_at(store, pointer, Arc::new(ShardCache::default()))).expect("open the cards-shard layout");
+    let old = wikantik_tests::reader_with_shards(&index, store, shards);
     let new = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
     let a = block_on(dense_search(&old, "compiler garden", 40)).expect("old").expect("vectors");
     let b = block_on(dense_search(&new, "compiler garden", 40)).expect("new").expect("vectors");
