@@ -72,13 +72,8 @@ pub fn build(dim: usize, rows: Vec<(SectionKey, Vec<f32>)>, cards: Vec<(u32, Vec
     // A card goes where a query equal to it is routed first (the stored, int8 centroids).
     let mut card_members: Vec<Vec<(u32, Vec<f32>)>> = vec![Vec::new(); members.len()];
     for (page, vector) in cards {
-        let nearest = if directory.is_grouped() {
-            let opened: Vec<&VectorPartition> = directory.nearest_groups(&vector)?.into_iter().filter_map(|g| groups.get(g as usize)).collect();
-            directory.nearest_in_groups(&opened, &vector, 1)?
-        } else {
-            directory.nearest(&vector, 1)?
-        };
-        let list = nearest.first().map_or(0, |&l| l as usize);
+        let opened: Vec<&VectorPartition> = directory.nearest_groups(&vector)?.into_iter().filter_map(|g| groups.get(g as usize)).collect();
+        let list = directory.route(&opened, &vector, 1)?.first().map_or(0, |&l| l as usize);
         card_members.get_mut(list).ok_or_else(|| Error::Invalid(format!("card of page {page:x}: no list {list}")))?.push((page, vector));
     }
     let partitions = members
@@ -290,7 +285,7 @@ mod tests {
         assert!(directory.nearest(&rows[0].1, 1).is_err(), "a grouped directory cannot route alone");
         let route = |v: &[f32]| {
             let opened: Vec<&VectorPartition> = directory.nearest_groups(v).unwrap().into_iter().map(|g| &groups[g as usize]).collect();
-            directory.nearest_in_groups(&opened, v, 1).unwrap()[0] as usize
+            directory.route(&opened, v, 1).unwrap()[0] as usize
         };
         let list_of = |key: u64| lists.iter().position(|l| l.keys.contains(&key)).unwrap();
         let sample: Vec<_> = rows.iter().step_by(37).collect();

@@ -80,7 +80,7 @@ impl std::fmt::Display for Action {
 }
 
 /// One `[{ALLOW action p1,p2}]` directive.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AclEntry {
     pub action: Action,
     /// Principal names, trimmed, in markup order; never empty.
@@ -88,7 +88,7 @@ pub struct AclEntry {
 }
 
 /// All the directives of one page, in document order. No entries = no ACL.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Acl {
     pub entries: Vec<AclEntry>,
 }

@@ -34,8 +34,8 @@ use crate::lexical::SectionKey;
 pub const ANN_FORMAT: u32 = 1;
 
 /// Section count from which the HNSW graph beats an exact scan of every row (a threshold to
-/// pass to `--ann-threshold` on hosts that hold the whole index in memory). Chosen from `scripts/ann-bench.sh` (docs/BUILDING.md, "ANN (HNSW) for large indexes"): at the
-/// bundle's 300-candidate depth the exact scan is 2.7–5× faster up to 20k sections (0.45 vs
+/// pass to `--ann-threshold` on hosts that hold the whole index in memory). Chosen from
+/// `scripts/ann-bench.sh` (docs/BUILDING.md, "ANN (HNSW) for large indexes"): at the bundle's 300-candidate depth the exact scan is 2.7–5× faster up to 20k sections (0.45 vs
 /// 1.21 ms at 20k); at 50k the graph wins (2.0 vs 2.6 ms); the graph adds 20–36 % bytes.
 pub const ANN_THRESHOLD: usize = 50_000;
 

@@ -135,23 +135,20 @@ impl PageIndex {
     /// The index of `table` (whose records carry their partition).
     pub fn of(table: &PageTable) -> PageIndex {
         let mut index = PageIndex::default();
-        let mut last_partition = None;
+        let mut numbers: std::collections::HashMap<&Acl, u32> = std::collections::HashMap::new();
         for (i, page) in table.pages.iter().enumerate() {
             index.keys.push(page.key);
             index.chunk_counts.push(page.chunk_count);
-            while last_partition.is_none_or(|p: u32| p < page.partition) {
-                let next = last_partition.map_or(0, |p| p + 1);
+            // Partition p starts at its first page (an empty one where the next starts).
+            while index.partition_starts.len() <= page.partition as usize {
                 index.partition_starts.push(i as u32);
-                last_partition = Some(next);
             }
-            let acl = match index.acls.iter().position(|a| *a == page.acl) {
-                Some(n) => n,
-                None => {
-                    index.acls.push(page.acl.clone());
-                    index.acls.len() - 1
-                }
-            };
-            index.acl_of.push(acl as u32);
+            let next = numbers.len() as u32;
+            let number = *numbers.entry(&page.acl).or_insert_with(|| {
+                index.acls.push(page.acl.clone());
+                next
+            });
+            index.acl_of.push(number);
         }
         index
     }

@@ -42,8 +42,6 @@ pub const MIN_PROBE: usize = 4;
 /// it one list.
 pub const MAX_PROBE: usize = 16;
 
-
-
 /// From this many lists on, a build groups the lists' centroids: ungrouped, a query reads
 /// every list's centroid (384 bytes each at 384 dimensions: 0.49 MB at 12k pages, about 5 MB
 /// at 120k). Grouped, the `vector-lists` shard holds a centroid per **group** of lists,
@@ -111,6 +109,18 @@ impl VectorLists {
                 _ => Err(Error::Invalid("vector-groups shard: a list number out of range".into())),
             })
             .collect()
+    }
+
+    /// The `probe` lists a query scans, best first: the nearest centroids, or in a grouped
+    /// index the nearest lists among those of `opened` (the `vector-groups` shards of
+    /// [`VectorLists::nearest_groups`]; ignored when ungrouped). The one routing of both the
+    /// build (where a card goes) and the search (which lists it reads).
+    pub fn route(&self, opened: &[&VectorPartition], query: &[f32], probe: usize) -> Result<Vec<u32>> {
+        if self.is_grouped() {
+            self.nearest_in_groups(opened, query, probe)
+        } else {
+            self.nearest(query, probe)
+        }
     }
 
     /// The `probe` lists whose centroids are most similar to `query`, best first (an

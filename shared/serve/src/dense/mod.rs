@@ -78,13 +78,10 @@ async fn searched_partitions<S: ShardStore>(reader: &IndexReader<S>, vector: &[f
 /// `Ok(None)` for indexes without vector lists.
 pub async fn probed_lists<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32]) -> Result<Option<Vec<u32>>> {
     let Some(lists) = reader.vector_lists().await? else { return Ok(None) };
-    let probed = if lists.is_grouped() {
-        let groups = reader.vector_groups(&lists.nearest_groups(vector)?).await?;
-        lists.nearest_in_groups(&groups.iter().map(|g| g.as_ref()).collect::<Vec<_>>(), vector, lists.probe as usize)?
-    } else {
-        lists.nearest(vector, lists.probe as usize)?
-    };
-    Ok(Some(probed))
+    // Ungrouped, no group is opened (and none is read).
+    let groups = reader.vector_groups(&lists.nearest_groups(vector)?).await?;
+    let opened: Vec<&VectorPartition> = groups.iter().map(|g| g.as_ref()).collect();
+    Ok(Some(lists.route(&opened, vector, lists.probe as usize)?))
 }
 
 /// The `limit` sections most similar to a query vector (the HNSW graph when the index has
