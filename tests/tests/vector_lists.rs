@@ -52,6 +52,11 @@ fn a_cold_dense_query_fetches_only_its_probed_lists() {
     let hits = block_on(dense_search(&reader, "compiler garden", 50)).expect("dense search").expect("the index has vectors");
     assert_eq!(hits.sections.len(), 50);
     assert_eq!(index.manifest.shards_of(ShardKind::Cards).count(), 0, "no shard of every card");
+    // Regression: a default build carried the HNSW graph from 50,000 sections on, and its
+    // search read every vectors partition (81 MB per cold bundle at 12k pages); the graph is
+    // now built only when asked, so the probed lists serve at every size.
+    assert_eq!(index.manifest.shards_of(ShardKind::Ann).count(), 0, "no graph unless asked");
+    assert_eq!(wikantik::compile::CompileOptions::default().ann_threshold, None);
 
     let directory = block_on(reader.vector_lists()).expect("directory").expect("the index has vector lists");
     let read = store.read_names();
