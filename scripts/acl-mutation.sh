@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mutations=(rest-bundles mcp-tools graph graph-steps sparql wording cluster-edges html-comments)
-cargo=(cargo test --locked -p wikantik-tests --features acl-mutation --test acl_leaks)
+cargo=(cargo test --locked -p wikantik-tests --features acl-mutation --test end_to_end)
 
 echo "== build the leak suite with the ACL mutations compiled in"
 "${cargo[@]}" --no-run
@@ -26,7 +26,7 @@ log=$(mktemp "${TMPDIR:-/tmp}/acl-mutation.XXXXXX")
 trap 'rm -f "$log"' EXIT
 
 echo "== no mutation: the suite passes"
-if ! WIKANTIK_ACL_MUTATION=none "${cargo[@]}" -q >"$log" 2>&1; then
+if ! WIKANTIK_ACL_MUTATION=none "${cargo[@]}" -q -- acl_leaks:: >"$log" 2>&1; then
     tail -40 "$log"
     echo "FAIL: the leak suite fails without a mutation"
     exit 1
@@ -34,11 +34,11 @@ fi
 
 survivors=()
 for m in "${mutations[@]}"; do
-    if WIKANTIK_ACL_MUTATION=$m "${cargo[@]}" -q -- --test-threads 2 >"$log" 2>&1; then
+    if WIKANTIK_ACL_MUTATION=$m "${cargo[@]}" -q -- acl_leaks:: --test-threads 2 >"$log" 2>&1; then
         echo "   $m: SURVIVED (the leak suite passed with this ACL bug)"
         survivors+=("$m")
     else
-        caught=$(sed -n 's/^---- \([a-z_]*\) stdout ----$/\1/p' "$log" | sort | tr '\n' ' ')
+        caught=$(sed -n 's/^---- acl_leaks::\([a-z_]*\) stdout ----$/\1/p' "$log" | sort | tr '\n' ' ')
         if [ -z "$caught" ]; then
             tail -20 "$log"
             echo "FAIL: $m: the suite failed without a failing test (build or harness error)"

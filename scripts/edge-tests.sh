@@ -33,4 +33,4 @@ export WIKANTIK_EDGE_REPUBLISH="$ROOT/scripts/lib/edge-republish.sh" WIKANTIK_ED
 # EDGE_NATIVE_PROFILE=release: the suite too, so it reuses the release build of the hosts.
 profile=()
 [ "${EDGE_NATIVE_PROFILE:-dev}" = release ] && profile=(--release)
-cargo test -p wikantik-tests --locked "${profile[@]}" --test edge_parity -- --nocapture --test-threads 1
+cargo test -p wikantik-tests --locked "${profile[@]}" --test end_to_end -- edge_parity:: --nocapture --test-threads 1

@@ -12,7 +12,7 @@
 # plus what earlier runs found (fuzz/corpus/TARGET, git-ignored). Limits: -malloc_limit_mb=512
 # (an allocation blow-up is a crash), -rss_limit_mb=2048, -timeout=10 (a hang is a crash).
 # A crash leaves its input in fuzz/artifacts/TARGET/ and fails the script; turn it into a
-# regression test in the normal suite (tests/tests/fuzz_regressions.rs), named after what it
+# regression test in the normal suite (tests/tests/hostile_input.rs), named after what it
 # found, and fix the bug.
 #
 # cargo-fuzz needs nightly compiler flags (-Zsanitizer, -Cpasses=sancov); this machine has only

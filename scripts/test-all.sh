@@ -6,4 +6,7 @@
 # those are absent. `scripts/test.sh TIER` runs one tier (fast, edge, mcp, reliability, eval,
 # lint).
 set -euo pipefail
+# One build from scratch: incremental compilation's caches would only cost disk (gigabytes) and
+# time here.
+export CARGO_INCREMENTAL=0
 exec "$(dirname "$0")/test.sh" all

@@ -131,18 +131,20 @@ for arg in "$@"; do
     wanted[$arg]=1
 done
 
-# Each suite's start is stamped with the wall time so far and the previous suite's wall and
-# CPU seconds (user + system of every finished child process), so its cost can be read even
-# on a loaded machine.
+# Each suite's start is stamped with the wall time so far, the previous suite's wall and CPU
+# seconds (user + system of every finished child process), so its cost can be read even on a
+# loaded machine, and the disk space left.
 suite_started=$SECONDS
 suite_cpu=0
+# Free space on the disk of the target directory, so a log shows which suite filled it.
+disk_free() { df -h --output=avail "${CARGO_TARGET_DIR:-.}" 2>/dev/null | sed -n "2s/ //gp"; }
 times_file=$(mktemp)
 trap 'rm -f "$times_file"' EXIT
 section() {
     local cpu
     times >"$times_file"    # in this shell: a subshell would report only its own children
     cpu=$(tail -1 "$times_file" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
-    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s wall, $((cpu - suite_cpu))s CPU] $*"
+    echo "== [$((SECONDS / 60))m$((SECONDS % 60))s, previous suite $((SECONDS - suite_started))s wall, $((cpu - suite_cpu))s CPU; $(disk_free) free] $*"
     suite_started=$SECONDS
     suite_cpu=$cpu
 }
