@@ -8,7 +8,7 @@ use wikantik::catalog::{PageIndex, PageTable};
 use wikantik::compile::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
 use wikantik::hashing::sha256_hex;
 use wikantik::lexical::TermPartition;
-use wikantik::manifest::Manifest;
+use wikantik::manifest::{DirectoryEntry, Manifest, ManifestDirectory};
 use wikantik::shard::{decode_shard, from_cbor, Pointer, ShardEntry, ShardKind};
 
 fuzz_target!(|data: &[u8]| {
@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         first_key: None,
         last_key: None,
     };
-    match mode % 13 {
+    match mode % 14 {
         0 => {
             let _ = Pointer::from_json(bytes);
         }
@@ -62,6 +62,22 @@ fuzz_target!(|data: &[u8]| {
                     for &key in index.keys.iter().take(1024) {
                         let _ = index.by_key(key);
                     }
+                }
+            }
+        }
+        12 => {
+            // A manifest directory: decoding, validation against an entry made from its own
+            // first and last rows, then lookups by partition and by term.
+            if let Ok(directory) = decode_shard::<ManifestDirectory>(&entry(ShardKind::Directory), bytes) {
+                let (first, last) = match (directory.entries.first(), directory.entries.last()) {
+                    (Some(f), Some(l)) => (f.partition, l.partition),
+                    _ => (0, 0),
+                };
+                let kind = directory.entries.first().map(|e| e.kind).unwrap_or(ShardKind::Terms);
+                let d = DirectoryEntry { kind, first_partition: first, last_partition: last, first_key: None, bytes: 0, shard: entry(ShardKind::Directory) };
+                if directory.validate(&d).is_ok() {
+                    let _ = directory.partition(first, last);
+                    let _ = directory.term_partition("fuzz");
                 }
             }
         }

@@ -93,7 +93,17 @@ pub fn warning_lines(warnings: &[(String, String)], all: bool) -> Vec<String> {
     out
 }
 
-pub fn build(wiki: &Path, out: &Path, keep_builds: usize, lenient: bool, output: BuildOutput, dense: &DenseArgs) -> Result<()> {
+/// How a build is laid out in its output directory.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Builds kept in the output directory.
+    pub keep_builds: usize,
+    /// Kinds of more shards than this are listed through manifest directories.
+    pub directories_from: usize,
+}
+
+pub fn build(wiki: &Path, out: &Path, layout: Layout, lenient: bool, output: BuildOutput, dense: &DenseArgs) -> Result<()> {
+    let Layout { keep_builds, directories_from } = layout;
     let quiet = output == BuildOutput::Quiet;
     let started = Instant::now();
     let (sources, skipped, from_git) = source::read_wiki(wiki)?;
@@ -102,6 +112,7 @@ pub fn build(wiki: &Path, out: &Path, keep_builds: usize, lenient: bool, output:
         generator: format!("wikantik-index-builder {}", env!("CARGO_PKG_VERSION")),
         entity_sidecar: source::read_entity_sidecar(wiki)?,
         ann_threshold: dense.ann_threshold,
+        directories_from: Some(directories_from),
         ..CompileOptions::default()
     };
     let bar = if quiet || !std::io::stderr().is_terminal() { ProgressBar::hidden() } else { ProgressBar::new(sources.len() as u64) };

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use wikantik::compile::CompileOptions;
 
-use wikantik_index_builder::commands::{build, new_key, publish_index, BuildOutput};
+use wikantik_index_builder::commands::{build, new_key, publish_index, BuildOutput, Layout};
 use wikantik_index_builder::eval;
 use wikantik_index_builder::indexing::DenseArgs;
 
@@ -39,6 +39,11 @@ enum Command {
         /// few of each).
         #[arg(long)]
         all_warnings: bool,
+        /// List a kind of more than this many shards (term, section, body, vector partitions)
+        /// through manifest directories, which a request reads only for the partitions it
+        /// opens.
+        #[arg(long, default_value_t = wikantik::manifest::DIRECTORIES_FROM)]
+        directories_from: usize,
         #[command(flatten)]
         dense: DenseArgs,
     },
@@ -147,9 +152,10 @@ enum KeysCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build { wiki, out, keep_builds, lenient, quiet, all_warnings, dense } => {
+        Command::Build { wiki, out, keep_builds, lenient, quiet, all_warnings, directories_from, dense } => {
             let output = if quiet { BuildOutput::Quiet } else if all_warnings { BuildOutput::AllWarnings } else { BuildOutput::Summary };
-            build(&wiki, &out, keep_builds, lenient, output, &dense)
+            let layout = Layout { keep_builds, directories_from };
+            build(&wiki, &out, layout, lenient, output, &dense)
         }
         Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, dense } => {
             let mut compile = CompileOptions::default();

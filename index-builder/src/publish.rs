@@ -80,9 +80,19 @@ impl BuildObjects {
         let manifest_bytes = read(&pointer.manifest)?;
         verify(&dir.join(&pointer.manifest), "pointer", &pointer.sha256, &manifest_bytes)?;
         let manifest = Manifest::from_stored(&pointer.manifest, &manifest_bytes)?;
-        let mut shards = Vec::with_capacity(manifest.shards.len());
-        for entry in &manifest.shards {
-            let bytes = read(&entry.name)?;
+        let mut directories = std::collections::BTreeMap::new();
+        for d in &manifest.directories {
+            directories.insert(d.shard.name.clone(), read(&d.shard.name)?);
+        }
+        let rows = manifest.every_shard(|entry| {
+            directories.get(&entry.name).cloned().ok_or_else(|| wikantik::Error::MissingShard { name: entry.name.clone() })
+        })?;
+        let mut shards = Vec::with_capacity(rows.len());
+        for entry in &rows {
+            let bytes = match directories.remove(&entry.name) {
+                Some(bytes) => bytes,
+                None => read(&entry.name)?,
+            };
             verify(&dir.join(&entry.name), "manifest", &entry.sha256, &bytes)?;
             shards.push((entry.name.clone(), bytes));
         }
@@ -360,8 +370,26 @@ fn plan_gc(
             Ok(m) => m,
             Err(e) => return Ok(Err(format!("kept build {name} is unreadable ({e})"))),
         };
+        // A build's directories name the rest of its shards: one that cannot be read keeps
+        // everything (nothing is collected while a kept build's shards are unknown).
+        let mut unreadable = None;
+        let rows = manifest.every_shard(|entry| {
+            let local = build.shards.iter().find(|(n, _)| *n == entry.name).map(|(_, b)| b.clone());
+            let fetched = match local {
+                Some(bytes) => Some(bytes),
+                None => store.get(&entry.name).unwrap_or_else(|e| {
+                    unreadable = Some(e.to_string());
+                    None
+                }),
+            };
+            fetched.ok_or_else(|| wikantik::Error::MissingShard { name: entry.name.clone() })
+        });
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(e) => return Ok(Err(format!("a directory of kept build {name} is unreadable ({})", unreadable.unwrap_or_else(|| e.to_string())))),
+        };
         keep.insert(name.clone());
-        keep.extend(manifest.shards.into_iter().map(|s| s.name));
+        keep.extend(rows.into_iter().map(|s| s.name));
     }
     Ok(Ok(present.iter().filter(|n| !keep.contains(*n)).cloned().collect()))
 }

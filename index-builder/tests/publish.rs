@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use wikantik::manifest::Manifest;
-use wikantik::shard::Pointer;
+use wikantik::shard::{Pointer, ShardEntry};
 use wikantik_index_builder::s3::{S3Settings, S3Store};
 use wikantik_index_builder::store::{LocalStore, ObjectStore};
 
@@ -37,6 +37,14 @@ struct Run {
     ok: bool,
     stdout: String,
     stderr: String,
+}
+
+/// Every shard of a build: the rows its manifest lists and those of its directories (the
+/// sample wiki is built with `--directories-from 2`, so every partitioned kind has them).
+fn every_shard(manifest: &Manifest, get: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<ShardEntry> {
+    manifest
+        .every_shard(|e| get(&e.name).ok_or_else(|| wikantik::Error::MissingShard { name: e.name.clone() }))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn run(cmd: &mut Command) -> Run {
@@ -114,6 +122,10 @@ impl Target {
         self.store.list(prefix).unwrap().into_iter().map(|m| m.name).collect()
     }
 
+    fn every_shard(&self, manifest: &Manifest) -> Vec<ShardEntry> {
+        every_shard(manifest, |name| self.store.get(name).unwrap())
+    }
+
     fn manifest(&self, name: &str) -> Manifest {
         let bytes = self.store.get(name).unwrap().unwrap_or_else(|| panic!("{name} missing at the target"));
         Manifest::from_stored(name, &bytes).unwrap()
@@ -125,7 +137,8 @@ impl Target {
         assert_eq!(self.store.get("current.json").unwrap().as_deref(), Some(local_pointer.as_slice()), "pointer");
         let pointer = self.pointer().unwrap();
         let manifest = self.manifest(&pointer.manifest);
-        for entry in &manifest.shards {
+        assert!(!manifest.directories.is_empty(), "the build lists its partitions through directories");
+        for entry in &self.every_shard(&manifest) {
             let remote = self.store.get(&entry.name).unwrap().unwrap_or_else(|| panic!("{} missing", entry.name));
             assert_eq!(remote, std::fs::read(index.join(&entry.name)).unwrap(), "{}", entry.name);
         }
@@ -155,7 +168,7 @@ impl Wiki {
     }
 
     fn build(&self) {
-        let r = run(bin().arg("build").arg(&self.dir).arg("--out").arg(&self.index).arg("-q"));
+        let r = run(bin().arg("build").arg(&self.dir).arg("--out").arg(&self.index).args(["-q", "--directories-from", "2"]));
         assert!(r.ok, "build failed: {}", r.stderr);
     }
 
@@ -174,7 +187,7 @@ impl Wiki {
     fn shard_count(&self) -> usize {
         let pointer = Pointer::from_json(&std::fs::read(self.index.join("current.json")).unwrap()).unwrap();
         let manifest = Manifest::from_stored(&pointer.manifest, &std::fs::read(self.index.join(&pointer.manifest)).unwrap()).unwrap();
-        manifest.shards.len()
+        every_shard(&manifest, |name| std::fs::read(self.index.join(name)).ok()).len()
     }
 
     fn build_id(&self) -> String {
@@ -226,7 +239,7 @@ fn a_changed_page_uploads_only_new_objects_and_keeps_the_old_build(t: &Target) {
     t.assert_holds_build_of(&wiki.index);
     // The previous build stays whole for in-flight readers and rollbacks.
     let old = t.manifest(&old_pointer.manifest);
-    for entry in &old.shards {
+    for entry in &t.every_shard(&old) {
         assert!(after.contains(&entry.name), "old build lost {}", entry.name);
     }
 }
@@ -250,7 +263,7 @@ fn builds_beyond_keep_are_collected_and_kept_ones_stay_whole(t: &Target) {
     assert_eq!(present, kept, "exactly the last two builds are kept");
     let mut referenced = BTreeSet::new();
     for m in &kept {
-        referenced.extend(t.manifest(m).shards.into_iter().map(|s| s.name));
+        referenced.extend(t.every_shard(&t.manifest(m)).into_iter().map(|s| s.name));
     }
     assert_eq!(t.names("shards/"), referenced, "every kept shard present, no unreferenced shard left");
     let history: serde_json::Value = serde_json::from_slice(&t.store.get("builds.json").unwrap().unwrap()).unwrap();
@@ -356,12 +369,34 @@ fn gc_deletes_nothing_when_a_kept_build_cannot_be_read() {
 }
 
 #[test]
+fn gc_deletes_nothing_when_a_kept_build_has_an_unreadable_directory() {
+    let mut wiki = Wiki::new("gc-directory");
+    let t = file_target("gc-directory");
+    assert!(t.publish(&wiki.index, &[]).ok);
+    let first = t.manifest(&t.pointer().unwrap().manifest);
+    wiki.edit_and_build();
+    assert!(t.publish(&wiki.index, &[]).ok);
+    let second = t.manifest(&t.pointer().unwrap().manifest);
+    // A directory only the first (kept) build has vanishes, and an unreferenced object appears.
+    let only_first = first.directories.iter().find(|d| !second.directories.iter().any(|e| e.shard == d.shard)).expect("an edit changes a directory");
+    t.store.delete(&only_first.shard.name).unwrap();
+    let stray = "shards/pages-0-0123456789abcdef0123.cbor";
+    t.store.put(stray, b"stray", wikantik_index_builder::store::Mutability::Immutable).unwrap();
+    wiki.edit_and_build();
+    let r = t.publish(&wiki.index, &["--keep-builds", "3"]);
+    assert!(r.ok, "{}", r.stderr);
+    assert!(r.stdout.contains("nothing removed: a directory of kept build"), "{}", r.stdout);
+    assert!(t.store.get(stray).unwrap().is_some(), "nothing it could not prove unused was deleted");
+    t.assert_holds_build_of(&wiki.index);
+}
+
+#[test]
 fn build_out_and_publish_write_the_same_layout() {
     let wiki = Wiki::new("same");
     let t = file_target("same");
     assert!(t.publish(&wiki.index, &[]).ok);
     let Some(dir) = t.url.strip_prefix("file://") else { unreachable!() };
-    let rebuilt = run(bin().arg("build").arg(&wiki.dir).arg("--out").arg(dir).arg("-q"));
+    let rebuilt = run(bin().arg("build").arg(&wiki.dir).arg("--out").arg(dir).args(["-q", "--directories-from", "2"]));
     assert!(rebuilt.ok, "{}", rebuilt.stderr);
     let r = t.publish(&wiki.index, &[]);
     assert!(r.stdout.contains("0 uploaded") && r.stdout.contains("current.json unchanged"), "{}", r.stdout);

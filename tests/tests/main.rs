@@ -13,6 +13,7 @@ mod graph_corpus;
 mod hooks;
 mod hostile_input;
 mod limits;
+mod manifest_directories;
 mod manifest_pins;
 mod mcp_tools;
 mod native_keepalive;

@@ -101,7 +101,7 @@ pub async fn ann_report<S: ShardStore>(reader: &IndexReader<S>, queries: &[EvalQ
     Ok(Some(AnnReport {
         profile: info.profile.clone(),
         sections: graph.rows(),
-        graph_bytes: reader.manifest().shards_of(wikantik::shard::ShardKind::Ann).map(|s| s.size).sum(),
+        graph_bytes: reader.manifest().bytes_of(wikantik::shard::ShardKind::Ann),
         candidate_recall: depths.iter().zip(sums).map(|(&k, s)| (k, s / n)).collect(),
         exact_ms: exact_ms / n,
         ann_ms: ann_ms / n,
@@ -138,13 +138,13 @@ pub async fn ivf_report<S: ShardStore, E: ShardStore>(
     let (Some(info), Some(lists), Some(encoder)) = (manifest.dense.as_ref(), probed.vector_lists().await?, query_encoder(probed).await?) else {
         return Ok(None);
     };
-    let size_of = |kind: ShardKind| manifest.shards_of(kind).map(|s| s.size).sum::<u64>();
-    let list_size = |p: u32| manifest.partition(ShardKind::Vectors, p).map(|s| s.size).unwrap_or(0);
+    let size_of = |kind: ShardKind| manifest.bytes_of(kind);
     let mut sums = vec![0.0; depths.len()];
     let mut fetched = 0.0;
     for q in queries {
         let vector = embed_query(probed, &encoder, &q.query).await?;
-        fetched += probed_lists(probed, &vector).await?.unwrap_or_default().into_iter().map(list_size).sum::<u64>() as f64;
+        let probed_lists = probed_lists(probed, &vector).await?.unwrap_or_default();
+        fetched += probed.entries(ShardKind::Vectors, &probed_lists).await?.iter().map(|s| s.size).sum::<u64>() as f64;
         for (sum, &k) in sums.iter_mut().zip(depths) {
             let found: HashSet<_> = dense_search_vector(probed, &vector, k).await?.sections.into_iter().map(|(key, _)| key).collect();
             let top = dense_search_vector(exact, &vector, k).await?.sections;

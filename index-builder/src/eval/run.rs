@@ -120,7 +120,6 @@ pub fn read_floors(path: &Path) -> Result<Vec<Floor>> {
 /// A reader over `compiled` without its shards of the `dropped` kinds (e.g. without `ann`
 /// and `vector-lists`: the exact scan), optionally with the vector lists' probe replaced.
 pub fn view(compiled: &CompiledIndex, dropped: &[ShardKind], probe: Option<u32>) -> Result<IndexReader<MemoryStore>> {
-    use wikantik::manifest::Manifest;
     use wikantik::shard::{decode_shard, encode_shard};
     let m = &compiled.manifest;
     let mut store = MemoryStore::from_compiled(compiled);
@@ -137,11 +136,8 @@ pub fn view(compiled: &CompiledIndex, dropped: &[ShardKind], probe: Option<u32>)
             _ => shards.push(entry.clone()),
         }
     }
-    let mut manifest = Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards)?;
-    if let Some(dense) = &m.dense {
-        manifest = manifest.with_dense(dense.clone())?;
-    }
-    let (name, bytes, pointer) = manifest.encode()?;
+    // The dropped kinds are single shards the manifest lists; its directories stay as they are.
+    let (name, bytes, pointer) = m.clone().with_rows(shards)?.encode()?;
     store.put(&name, bytes);
     Ok(pollster::block_on(IndexReader::open_at(store, pointer, std::sync::Arc::new(ShardCache::new(1 << 30))))?)
 }

@@ -4,6 +4,13 @@
 //! then on uses only that manifest for the whole request, so a request never mixes shards of
 //! two builds. The manifest also carries what a reader needs to interpret the shards: the
 //! analyzer and chunker settings, corpus statistics for BM25, and the build's counts.
+//!
+//! Two levels: a kind of more than [`DIRECTORIES_FROM`] shards (term, section, body and
+//! vector partitions of a large wiki) is not listed row by row but through directory shards
+//! ([`ManifestDirectory`], about √n rows each) that the manifest names with the partitions
+//! they cover ([`DirectoryEntry`]). The manifest then grows with √shards, and a request reads
+//! only the directories of the partitions it opens. Manifests written before directories list
+//! every row and are read as they are.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +19,93 @@ use crate::vectors::DenseInfo;
 use crate::error::{Error, Result};
 use crate::hashing::sha256_hex;
 use crate::lexical::LexicalStats;
-use crate::shard::{compress_if_worthwhile, from_cbor, inflate, to_cbor, verify_hash, Pointer, ShardEntry, ShardKind, FORMAT_VERSION};
+use crate::shard::{compress_if_worthwhile, encode_shard, from_cbor, inflate, to_cbor, verify_hash, EncodedShard, Pointer, ShardEntry, ShardKind, FORMAT_VERSION};
+
+/// A kind of more shards than this is listed through directories (the default; builds may
+/// choose another threshold, tests a small one).
+pub const DIRECTORIES_FROM: usize = 64;
+
+/// The fewest rows a directory holds (below √n for small kinds).
+const MIN_DIRECTORY_ROWS: usize = 16;
+
+/// Where the rows of partitions `first_partition..=last_partition` of `kind` are: one
+/// directory shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirectoryEntry {
+    pub kind: ShardKind,
+    pub first_partition: u32,
+    pub last_partition: u32,
+    /// The first key of its first partition (`terms`: where term routing enters it; `None` =
+    /// unbounded below, or a kind without keys).
+    pub first_key: Option<String>,
+    /// Bytes of the shards it lists (what `/health` counts without reading it).
+    pub bytes: u64,
+    /// The directory shard itself (kind `directory`).
+    pub shard: ShardEntry,
+}
+
+/// The manifest rows of one run of partitions of one kind, sorted by partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestDirectory {
+    pub entries: Vec<ShardEntry>,
+}
+
+impl ManifestDirectory {
+    /// Check that the rows are those the manifest says the directory holds: every row of
+    /// `entry.kind`, partitions exactly `first_partition..=last_partition` in order.
+    pub fn validate(&self, entry: &DirectoryEntry) -> Result<()> {
+        let name = &entry.shard.name;
+        let expected = entry.last_partition.checked_sub(entry.first_partition).map(|n| n as usize + 1);
+        if expected != Some(self.entries.len()) {
+            return Err(Error::Decode {
+                name: name.clone(),
+                message: format!("lists {} rows for partitions {}..={}", self.entries.len(), entry.first_partition, entry.last_partition),
+            });
+        }
+        for (row, partition) in self.entries.iter().zip(entry.first_partition..) {
+            if row.kind != entry.kind || row.partition != partition {
+                return Err(Error::Decode {
+                    name: name.clone(),
+                    message: format!("row {} partition {} where {} partition {partition} was expected", row.kind, row.partition, entry.kind),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The row of `partition` (the directory holds a contiguous run, checked by `validate`).
+    pub fn partition(&self, first_partition: u32, partition: u32) -> Option<&ShardEntry> {
+        partition.checked_sub(first_partition).and_then(|i| self.entries.get(i as usize))
+    }
+
+    /// The term partition of this directory whose key range would hold `term`.
+    pub fn term_partition(&self, term: &str) -> Option<&ShardEntry> {
+        term_partition_of(self.entries.iter(), term)
+    }
+}
+
+/// Where a manifest says a shard's row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowLocation<'a> {
+    /// In the manifest itself.
+    Listed(&'a ShardEntry),
+    /// In this directory shard.
+    InDirectory(&'a DirectoryEntry),
+}
+
+/// The partition among sorted, contiguous term ranges (the first unbounded below) that would
+/// hold `term`.
+fn term_partition_of<'a>(entries: impl Iterator<Item = &'a ShardEntry>, term: &str) -> Option<&'a ShardEntry> {
+    let mut found = None;
+    for entry in entries {
+        match &entry.first_key {
+            Some(first) if first.as_str() > term => break,
+            _ => found = Some(entry),
+        }
+    }
+    found
+}
 
 /// Counts reported by a build (and by `/health`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +144,11 @@ pub struct Manifest {
     /// vectors existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dense: Option<DenseInfo>,
+    /// The directories of kinds too large to list here, sorted by (kind, first partition);
+    /// absent when every kind is listed (a small wiki's manifest is then byte-identical to one
+    /// written before directories existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directories: Vec<DirectoryEntry>,
 }
 
 impl Manifest {
@@ -65,7 +163,7 @@ impl Manifest {
     ) -> Result<Manifest> {
         shards.sort_by_key(|s| (s.kind, s.partition));
         let mut manifest =
-            Manifest { format: FORMAT_VERSION, build_id: String::new(), generator, stats, analyzer, chunker, lexical, shards, dense: None };
+            Manifest { format: FORMAT_VERSION, build_id: String::new(), generator, stats, analyzer, chunker, lexical, shards, dense: None, directories: Vec::new() };
         manifest.build_id = manifest.compute_build_id()?;
         Ok(manifest)
     }
@@ -75,6 +173,133 @@ impl Manifest {
         self.dense = Some(dense);
         self.build_id = self.compute_build_id()?;
         Ok(self)
+    }
+
+    /// The same manifest listing these rows (its directories kept; the build id recomputed).
+    pub fn with_rows(mut self, mut shards: Vec<ShardEntry>) -> Result<Manifest> {
+        shards.sort_by_key(|s| (s.kind, s.partition));
+        self.shards = shards;
+        self.build_id = self.compute_build_id()?;
+        Ok(self)
+    }
+
+    /// Move the rows of every kind of more than `from` shards into directory shards of about
+    /// √n rows each; returns the manifest naming them and the directory shards to write
+    /// beside the others. `None` (or a manifest that already has directories) keeps every row
+    /// listed.
+    pub fn with_directories(mut self, from: Option<usize>) -> Result<(Manifest, Vec<EncodedShard>)> {
+        let Some(from) = from else { return Ok((self, Vec::new())) };
+        if !self.directories.is_empty() {
+            return Ok((self, Vec::new()));
+        }
+        let mut counts: std::collections::BTreeMap<ShardKind, usize> = std::collections::BTreeMap::new();
+        for s in &self.shards {
+            *counts.entry(s.kind).or_default() += 1;
+        }
+        let large: Vec<(ShardKind, usize)> = counts.into_iter().filter(|&(_, n)| n > from).collect();
+        if large.is_empty() {
+            return Ok((self, Vec::new()));
+        }
+        let (moved, kept): (Vec<ShardEntry>, Vec<ShardEntry>) =
+            std::mem::take(&mut self.shards).into_iter().partition(|s| large.iter().any(|&(k, _)| k == s.kind));
+        self.shards = kept;
+        let mut written = Vec::new();
+        for (kind, n) in large {
+            let rows: Vec<&ShardEntry> = moved.iter().filter(|s| s.kind == kind).collect();
+            let per_directory = n.isqrt().max(MIN_DIRECTORY_ROWS);
+            for chunk in rows.chunks(per_directory) {
+                let (Some(first), Some(last)) = (chunk.first(), chunk.last()) else { continue };
+                // A directory covers a run of consecutive partitions; rows with gaps between
+                // them stay listed here.
+                if chunk.iter().zip(first.partition..).any(|(s, p)| s.partition != p) {
+                    self.shards.extend(chunk.iter().map(|s| (*s).clone()));
+                    continue;
+                }
+                let directory = ManifestDirectory { entries: chunk.iter().map(|s| (*s).clone()).collect() };
+                let shard = encode_shard(ShardKind::Directory, written.len() as u32, &directory, None, None)?;
+                self.directories.push(DirectoryEntry {
+                    kind,
+                    first_partition: first.partition,
+                    last_partition: last.partition,
+                    first_key: first.first_key.clone(),
+                    bytes: chunk.iter().map(|s| s.size).sum(),
+                    shard: shard.entry.clone(),
+                });
+                written.push(shard);
+            }
+        }
+        self.shards.sort_by_key(|s| (s.kind, s.partition));
+        self.build_id = self.compute_build_id()?;
+        Ok((self, written))
+    }
+
+    /// Where the row of `kind` partition `partition` is: listed here, or in a directory.
+    pub fn locate(&self, kind: ShardKind, partition: u32) -> Result<RowLocation<'_>> {
+        if let Some(entry) = self.shards_of(kind).find(|s| s.partition == partition) {
+            return Ok(RowLocation::Listed(entry));
+        }
+        self.directories_of(kind)
+            .find(|d| (d.first_partition..=d.last_partition).contains(&partition))
+            .map(RowLocation::InDirectory)
+            .ok_or_else(|| Error::MissingShard { name: format!("{kind} partition {partition} (not in manifest)") })
+    }
+
+    /// Where the row of the term partition that would hold `term` is.
+    pub fn locate_term(&self, term: &str) -> Option<RowLocation<'_>> {
+        let directories: Vec<&DirectoryEntry> = self.directories_of(ShardKind::Terms).collect();
+        if directories.is_empty() {
+            return self.term_partition(term).map(RowLocation::Listed);
+        }
+        let mut found = None;
+        for d in directories {
+            match &d.first_key {
+                Some(first) if first.as_str() > term => break,
+                _ => found = Some(d),
+            }
+        }
+        found.map(RowLocation::InDirectory)
+    }
+
+    /// Every shard of the build — the rows listed here, each directory shard and the rows it
+    /// lists — for tools that hold a whole build (publishing, collecting old builds):
+    /// `directory_bytes` reads a directory shard, which is verified and checked against its
+    /// entry. (Serving reads only the directories a request needs.)
+    pub fn every_shard(&self, mut directory_bytes: impl FnMut(&ShardEntry) -> Result<Vec<u8>>) -> Result<Vec<ShardEntry>> {
+        let mut rows = self.shards.clone();
+        for d in &self.directories {
+            let directory: ManifestDirectory = crate::shard::decode_shard(&d.shard, &directory_bytes(&d.shard)?)?;
+            directory.validate(d)?;
+            rows.push(d.shard.clone());
+            rows.extend(directory.entries);
+        }
+        Ok(rows)
+    }
+
+    /// The directories of `kind`, in partition order.
+    pub fn directories_of(&self, kind: ShardKind) -> impl Iterator<Item = &DirectoryEntry> {
+        self.directories.iter().filter(move |d| d.kind == kind)
+    }
+
+    /// Shards of `kind`, listed here or through directories.
+    pub fn count_of(&self, kind: ShardKind) -> u64 {
+        self.shards_of(kind).count() as u64
+            + self.directories_of(kind).map(|d| u64::from(d.last_partition - d.first_partition) + 1).sum::<u64>()
+    }
+
+    /// Bytes of every shard of `kind`, listed here or through directories.
+    pub fn bytes_of(&self, kind: ShardKind) -> u64 {
+        self.shards_of(kind).map(|s| s.size).sum::<u64>() + self.directories_of(kind).map(|d| d.bytes).sum::<u64>()
+    }
+
+    /// Shards of the build, the directory shards included.
+    pub fn shard_count(&self) -> u64 {
+        self.shards.len() as u64
+            + self.directories.iter().map(|d| (u64::from(d.last_partition - d.first_partition) + 1) + 1).sum::<u64>()
+    }
+
+    /// Bytes of every shard of the build, the directory shards included.
+    pub fn shard_bytes(&self) -> u64 {
+        self.shards.iter().map(|s| s.size).sum::<u64>() + self.directories.iter().map(|d| d.bytes + d.shard.size).sum::<u64>()
     }
 
     fn compute_build_id(&self) -> Result<String> {
@@ -117,7 +342,8 @@ impl Manifest {
         from_cbor(name, bytes)
     }
 
-    /// All shards of `kind`, in partition order.
+    /// The shards of `kind` listed here, in partition order (a kind listed through
+    /// directories has none here: see [`Manifest::locate`]).
     pub fn shards_of(&self, kind: ShardKind) -> impl Iterator<Item = &ShardEntry> {
         self.shards.iter().filter(move |s| s.kind == kind)
     }
@@ -142,15 +368,9 @@ impl Manifest {
 
     /// The term partition whose key range would hold `term` (partitions are contiguous,
     /// sorted ranges; the first is unbounded below).
+    /// Only rows listed here: see [`Manifest::locate_term`] for a manifest with directories.
     pub fn term_partition(&self, term: &str) -> Option<&ShardEntry> {
-        let mut found = None;
-        for entry in self.shards_of(ShardKind::Terms) {
-            match &entry.first_key {
-                Some(first) if first.as_str() > term => break,
-                _ => found = Some(entry),
-            }
-        }
-        found
+        term_partition_of(self.shards_of(ShardKind::Terms), term)
     }
 }
 
@@ -222,6 +442,90 @@ mod tests {
             sha256: sha256_hex(&tampered),
         };
         assert!(matches!(Manifest::decode(&pointer, &tampered), Err(Error::Decode { .. })));
+    }
+
+    /// A manifest of 40 term partitions (first keys "t00".."t39") and 40 section partitions.
+    fn large_manifest() -> Manifest {
+        let mut shards = Vec::new();
+        for p in 0..40u32 {
+            let first = if p == 0 { None } else { Some(format!("t{p:02}")) };
+            shards.push(encode_shard(ShardKind::Terms, p, &p, first, Some(format!("t{p:02}z"))).unwrap().entry);
+            shards.push(encode_shard(ShardKind::Sections, p, &(p + 100), None, None).unwrap().entry);
+        }
+        shards.push(encode_shard(ShardKind::Pages, 0, &3u8, None, None).unwrap().entry);
+        Manifest::new("test".into(), BuildStats::default(), AnalyzerConfig::default(), ChunkerConfig::default(), LexicalStats::default(), shards)
+            .unwrap()
+    }
+
+    #[test]
+    fn large_kinds_are_listed_through_directories_of_about_root_n_rows() {
+        let flat = large_manifest();
+        let (m, written) = flat.clone().with_directories(Some(32)).unwrap();
+        // 40 rows per kind, 16 per directory (√40 is below the minimum): 3 directories each.
+        assert_eq!(m.directories.len(), 6);
+        assert_eq!(written.len(), 6);
+        assert_eq!(m.shards.iter().map(|s| s.kind).collect::<Vec<_>>(), vec![ShardKind::Pages]);
+        assert_ne!(m.build_id, flat.build_id, "the directories are part of what the id hashes");
+        assert_eq!(m.count_of(ShardKind::Terms), 40);
+        assert_eq!(m.bytes_of(ShardKind::Sections), flat.bytes_of(ShardKind::Sections));
+        assert_eq!(m.shard_bytes(), flat.shard_bytes() + written.iter().map(|s| s.entry.size).sum::<u64>());
+        // Every row is found through its directory, and the directory checks out.
+        for kind in [ShardKind::Terms, ShardKind::Sections] {
+            for p in 0..40 {
+                let RowLocation::InDirectory(d) = m.locate(kind, p).unwrap() else { panic!("{kind} {p} listed") };
+                let shard = written.iter().find(|s| s.entry == d.shard).unwrap();
+                let directory: ManifestDirectory = crate::shard::decode_shard(&shard.entry, &shard.bytes).unwrap();
+                directory.validate(d).unwrap();
+                assert_eq!(directory.partition(d.first_partition, p), flat.partition(kind, p).ok());
+            }
+        }
+        assert!(m.locate(ShardKind::Terms, 40).is_err());
+        assert!(matches!(m.locate(ShardKind::Pages, 0), Ok(RowLocation::Listed(_))));
+        // Terms route to the directory, then to the partition, as a flat manifest routes them.
+        for term in ["a", "t00", "t15z", "t16", "t31", "t32", "zzz"] {
+            let Some(RowLocation::InDirectory(d)) = m.locate_term(term) else { panic!("{term}") };
+            let shard = written.iter().find(|s| s.entry == d.shard).unwrap();
+            let directory: ManifestDirectory = crate::shard::decode_shard(&shard.entry, &shard.bytes).unwrap();
+            assert_eq!(directory.term_partition(term), flat.term_partition(term), "{term}");
+        }
+        // Round trip, and small kinds stay listed (no directories: the manifest is unchanged).
+        let (_, bytes, pointer) = m.encode().unwrap();
+        assert_eq!(Manifest::decode(&pointer, &bytes).unwrap(), m);
+        assert_eq!(flat.clone().with_directories(Some(40)).unwrap().0, flat);
+        assert_eq!(flat.clone().with_directories(None).unwrap().0, flat);
+    }
+
+    #[test]
+    fn a_directory_that_does_not_hold_what_the_manifest_says_is_refused() {
+        let (m, written) = large_manifest().with_directories(Some(32)).unwrap();
+        let d = &m.directories[0];
+        let directory: ManifestDirectory = crate::shard::decode_shard(&written[0].entry, &written[0].bytes).unwrap();
+        let mut short = directory.clone();
+        short.entries.pop();
+        assert!(matches!(short.validate(d), Err(Error::Decode { .. })));
+        let mut swapped = directory.clone();
+        swapped.entries.swap(0, 1);
+        assert!(matches!(swapped.validate(d), Err(Error::Decode { .. })));
+        let mut other_kind = directory;
+        other_kind.entries[3].kind = ShardKind::Bodies;
+        assert!(other_kind.validate(d).is_err());
+    }
+
+    #[test]
+    fn rows_with_gaps_stay_listed() {
+        let mut shards = Vec::new();
+        for p in (0..80u32).filter(|p| *p != 5) {
+            shards.push(encode_shard(ShardKind::Bodies, p, &p, None, None).unwrap().entry);
+        }
+        let flat = Manifest::new("t".into(), BuildStats::default(), AnalyzerConfig::default(), ChunkerConfig::default(), LexicalStats::default(), shards)
+            .unwrap();
+        let (m, _) = flat.clone().with_directories(Some(32)).unwrap();
+        assert_eq!(m.count_of(ShardKind::Bodies), 79);
+        assert!(m.locate(ShardKind::Bodies, 5).is_err());
+        for p in (0..80).filter(|p| *p != 5) {
+            assert!(m.locate(ShardKind::Bodies, p).is_ok(), "{p}");
+        }
+        assert!(m.shards_of(ShardKind::Bodies).count() > 0, "the run with the gap is listed");
     }
 
     #[test]

@@ -92,6 +92,10 @@ pub enum ShardKind {
     /// list number), in indexes of [`crate::ivf::GROUPED_FROM_LISTS`] lists or more; partition
     /// `g` is group `g` of the `vector-lists` shard.
     VectorGroups,
+    /// Manifest rows of a run of partitions of one kind (`manifest::ManifestDirectory`), for
+    /// kinds of more than [`crate::manifest::DIRECTORIES_FROM`] shards: the manifest names
+    /// each directory and the partitions it lists, so a request reads only the rows it needs.
+    Directory,
 }
 
 impl ShardKind {
@@ -117,6 +121,7 @@ impl ShardKind {
             ShardKind::StaticRows => "static-rows",
             ShardKind::PageIndex => "page-index",
             ShardKind::VectorGroups => "vector-groups",
+            ShardKind::Directory => "directory",
         }
     }
 }

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use wikantik_format::catalog::{PageIndex, PageTable};
 use wikantik_format::payload::{BodyPartition, CitationTable, GraphShard, SectionPartition, SpineShard};
 use wikantik_format::error::{Error, Result};
-use wikantik_format::manifest::Manifest;
+use wikantik_format::manifest::{DirectoryEntry, Manifest, ManifestDirectory, RowLocation};
 use wikantik_format::shard::{decode_shard_sized, Pointer, ShardEntry, ShardKind, POINTER_NAME};
 
 /// Where shards come from. `get` returns `Ok(None)` when the object does not exist.
@@ -269,6 +269,69 @@ impl<S: ShardStore> IndexReader<S> {
         join_all(entries.iter().map(|e| self.load::<T>(e))).await.into_iter().collect()
     }
 
+    /// A directory shard of the manifest (validated against what the manifest says it holds).
+    async fn directory(&self, entry: &DirectoryEntry) -> Result<Arc<ManifestDirectory>> {
+        self.load_derived::<ManifestDirectory, ManifestDirectory>(&entry.shard, "directory", |directory| {
+            directory.validate(entry)?;
+            Ok(directory)
+        })
+        .await
+    }
+
+    /// The manifest row of `kind` partition `partition`, from the manifest or its directory.
+    pub async fn entry(&self, kind: ShardKind, partition: u32) -> Result<ShardEntry> {
+        Ok(self.entries(kind, &[partition]).await?.remove(0))
+    }
+
+    /// The manifest rows of these partitions of `kind`, in the order asked; the directories
+    /// they need are fetched concurrently, each once.
+    pub async fn entries(&self, kind: ShardKind, partitions: &[u32]) -> Result<Vec<ShardEntry>> {
+        let located: Vec<RowLocation<'_>> = partitions.iter().map(|&p| self.manifest.locate(kind, p)).collect::<Result<_>>()?;
+        let mut needed: Vec<&DirectoryEntry> = Vec::new();
+        for location in &located {
+            if let RowLocation::InDirectory(d) = location {
+                if !needed.iter().any(|n| n.shard.sha256 == d.shard.sha256) {
+                    needed.push(d);
+                }
+            }
+        }
+        let directories = join_all(needed.iter().map(|d| self.directory(d))).await.into_iter().collect::<Result<Vec<_>>>()?;
+        located
+            .iter()
+            .zip(partitions)
+            .map(|(location, &p)| match location {
+                RowLocation::Listed(entry) => Ok((*entry).clone()),
+                RowLocation::InDirectory(d) => {
+                    let at = needed.iter().position(|n| n.shard.sha256 == d.shard.sha256).unwrap_or(0);
+                    directories
+                        .get(at)
+                        .and_then(|directory| directory.partition(d.first_partition, p))
+                        .cloned()
+                        .ok_or_else(|| Error::MissingShard { name: format!("{kind} partition {p} (not in its directory)") })
+                }
+            })
+            .collect()
+    }
+
+    /// Every manifest row of `kind`, in partition order (its directories fetched concurrently).
+    pub async fn entries_of(&self, kind: ShardKind) -> Result<Vec<ShardEntry>> {
+        let listed = self.manifest.shards_of(kind).cloned();
+        let directories: Vec<&DirectoryEntry> = self.manifest.directories_of(kind).collect();
+        let loaded = join_all(directories.iter().map(|d| self.directory(d))).await.into_iter().collect::<Result<Vec<_>>>()?;
+        let mut rows: Vec<ShardEntry> = listed.chain(loaded.iter().flat_map(|d| d.entries.iter().cloned())).collect();
+        rows.sort_by_key(|s| s.partition);
+        Ok(rows)
+    }
+
+    /// The manifest row of the term partition that would hold `term`, if any.
+    pub async fn term_entry(&self, term: &str) -> Result<Option<ShardEntry>> {
+        match self.manifest.locate_term(term) {
+            None => Ok(None),
+            Some(RowLocation::Listed(entry)) => Ok(Some(entry.clone())),
+            Some(RowLocation::InDirectory(d)) => Ok(self.directory(d).await?.term_partition(term).cloned()),
+        }
+    }
+
     pub async fn pages(&self) -> Result<Arc<PageTable>> {
         self.load(self.manifest.single(ShardKind::Pages)?).await
     }
@@ -333,8 +396,8 @@ impl<S: ShardStore> IndexReader<S> {
         if let Some(hit) = self.cache.get::<Store>(&key) {
             return Ok(hit);
         }
-        let entries: Vec<&ShardEntry> =
-            wanted.iter().map(|&p| self.manifest.partition(ShardKind::RdfTriples, p)).collect::<Result<_>>()?;
+        let entries = self.entries(ShardKind::RdfTriples, &wanted).await?;
+        let entries: Vec<&ShardEntry> = entries.iter().collect();
         let parts: Vec<Arc<TriplePartition>> = self.load_many(&entries).await?;
         for (&p, part) in wanted.iter().zip(&parts) {
             if directory.partitions.get(p as usize) != Some(&part.predicates) {
@@ -349,19 +412,19 @@ impl<S: ShardStore> IndexReader<S> {
     }
 
     pub async fn sections(&self, partition: u32) -> Result<Arc<SectionPartition>> {
-        self.load(self.manifest.partition(ShardKind::Sections, partition)?).await
+        self.load(&self.entry(ShardKind::Sections, partition).await?).await
     }
 
     /// Every `vectors` partition (empty when the index has no vectors).
     pub async fn vectors(&self) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
-        let entries: Vec<&ShardEntry> = self.manifest.shards_of(ShardKind::Vectors).collect();
-        self.load_many(&entries).await
+        let entries = self.entries_of(ShardKind::Vectors).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
     }
 
     /// The `vectors` partitions numbered `partitions` (vector lists), fetched concurrently.
     pub async fn vectors_of(&self, partitions: &[u32]) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
-        let entries: Vec<&ShardEntry> = partitions.iter().map(|&p| self.manifest.partition(ShardKind::Vectors, p)).collect::<Result<_>>()?;
-        self.load_many(&entries).await
+        let entries = self.entries(ShardKind::Vectors, partitions).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
     }
 
     /// The single shard of `kind`, decoded; `Ok(None)` when the manifest lists none (a kind
@@ -382,8 +445,8 @@ impl<S: ShardStore> IndexReader<S> {
     /// The `vector-groups` partitions numbered `groups` (grouped list centroids), fetched
     /// concurrently.
     pub async fn vector_groups(&self, groups: &[u32]) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
-        let entries: Vec<&ShardEntry> = groups.iter().map(|&g| self.manifest.partition(ShardKind::VectorGroups, g)).collect::<Result<_>>()?;
-        self.load_many(&entries).await
+        let entries = self.entries(ShardKind::VectorGroups, groups).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
     }
 
     /// The page cards' shard; `Ok(None)` for indexes that keep cards inside `vectors`.
@@ -392,7 +455,7 @@ impl<S: ShardStore> IndexReader<S> {
     }
 
     pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {
-        self.load(self.manifest.partition(ShardKind::Bodies, partition)?).await
+        self.load(&self.entry(ShardKind::Bodies, partition).await?).await
     }
 }
 

@@ -135,13 +135,14 @@ pub async fn lexical_candidates<S: ShardStore>(reader: &IndexReader<S>, query: &
         return Ok(LexicalHits::default());
     }
     // Route each term to its partition; fetch each partition once, concurrently.
-    let mut routed: BTreeMap<&str, &ShardEntry> = BTreeMap::new();
-    for term in &terms {
-        if let Some(entry) = manifest.term_partition(term) {
-            routed.insert(entry.name.as_str(), entry);
+    let routes = futures_util::future::join_all(terms.iter().map(|term| reader.term_entry(term))).await;
+    let mut routed: BTreeMap<String, ShardEntry> = BTreeMap::new();
+    for entry in routes {
+        if let Some(entry) = entry? {
+            routed.insert(entry.name.clone(), entry);
         }
     }
-    let entries: Vec<&ShardEntry> = routed.values().copied().collect();
+    let entries: Vec<&ShardEntry> = routed.values().collect();
     let (partitions, pages) = futures_util::join!(reader.load_many::<TermPartition>(&entries), PageLookup::open(reader));
     let (partitions, pages) = (partitions?, pages?);
     let entry_of = |term: &str| partitions.iter().find_map(|p| p.get(term));

@@ -211,5 +211,7 @@ pub(super) fn encode(
             thresholds: v.thresholds,
         })?;
     }
+    let (manifest, directories) = manifest.with_directories(options.directories_from)?;
+    shards.extend(directories);
     let (manifest_name, manifest_bytes, pointer) = manifest.encode()?;
     Ok(CompiledIndex { manifest, manifest_name, manifest_bytes, pointer, shards, warnings })}

@@ -66,6 +66,9 @@ pub struct CompileOptions {
     /// From this many vector lists on, their centroids are grouped
     /// (`ivf::GROUPED_FROM_LISTS`; tests group small indexes).
     pub grouped_lists_from: usize,
+    /// Kinds of more shards than this are listed through manifest directories
+    /// (`manifest::DIRECTORIES_FROM`; tests use small ones; `None`: every row in the manifest).
+    pub directories_from: Option<usize>,
     /// Rows per block of the lite profile's `static-rows` blob
     /// (`encoder::lite::ROWS_PER_BLOCK`; tests use small blocks).
     pub lite_rows_per_block: usize,
@@ -86,6 +89,7 @@ impl Default for CompileOptions {
             entity_sidecar: None,
             ann_threshold: None,
             grouped_lists_from: wikantik_format::ivf::GROUPED_FROM_LISTS,
+            directories_from: Some(wikantik_format::manifest::DIRECTORIES_FROM),
             lite_rows_per_block: wikantik_encoder::lite::ROWS_PER_BLOCK,
             lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
         }
