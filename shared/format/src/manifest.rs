@@ -23,7 +23,7 @@ use crate::shard::{compress_if_worthwhile, encode_shard, from_cbor, inflate, to_
 
 /// A kind of more shards than this is listed through directories (the default; builds may
 /// choose another threshold, tests a small one).
-pub const DIRECTORIES_FROM: usize = 64;
+pub const DIRECTORIES_FROM: usize = 256;
 
 /// The fewest rows a directory holds (below √n for small kinds).
 const MIN_DIRECTORY_ROWS: usize = 16;

@@ -156,7 +156,7 @@ fn main() {
     let manifest = reader.manifest();
     let profile = manifest.dense.as_ref().map_or("lexical-only".to_string(), |d| d.profile.clone());
     let slug = wikantik_tests::block_on(reader.pages()).expect("pages").pages.first().map(|p| p.slug.clone()).unwrap_or_default();
-    println!("index {} (build {}): {} pages, {} sections, {} shards; query encoder: {profile}", index.display(), manifest.build_id, manifest.stats.pages, manifest.stats.sections, manifest.shards.len());
+    println!("index {} (build {}): {} pages, {} sections, {} shards; query encoder: {profile}", index.display(), manifest.build_id, manifest.stats.pages, manifest.stats.sections, manifest.shard_count());
     println!("{:<22} {:>10} {:>6} {:>9} {:>10} | {:>9} {:>9}", "request", "cold bytes", "reads", "cold ms", "peak heap", "warm p50", "warm p95");
     for kind in KINDS {
         // Cold: a new instance, nothing cached; the first query.
