@@ -1,4 +1,4 @@
-//! ACL leak suite (issue 9, part 3). The test writes a 61-page wiki — 15 public pages and 46
+//! ACL leak suite. The test writes a 61-page wiki — 15 public pages and 46
 //! pages restricted by 23 ACL patterns (users, groups, roles, `Authenticated`, every action
 //! implying `view`, `Admin` only; directives in HTML comments on one line and several, an HTML
 //! block, a block quote, a list item, a table cell, link text, without the trailing `()`; and

@@ -1,4 +1,4 @@
-//! Fault injection on the shard store (issue 9, part 2). Every object of the sample wiki's
+//! Fault injection on the shard store. Every object of the sample wiki's
 //! index is in turn missing, truncated, flipped by one byte, unreadable (a store error) or
 //! slow; a pointer names a missing manifest; a publish stops halfway. For each, every REST route
 //! (the graph routes and `/sparql` included) and every MCP tool answer either exactly what a

@@ -1,4 +1,4 @@
-//! Decoding hostile bytes (issue 9, part 1): what the `shard_decode` fuzz target checks, pinned
+//! Decoding hostile bytes: what the `shard_decode` fuzz target checks, pinned
 //! as ordinary tests. CBOR headers that announce 2^64-byte strings, 2^64-element arrays and maps
 //! must fail with a decode error naming the object — ciborium reads strings in bounded segments
 //! and serde pre-allocates at most a cautious size, so nothing is allocated up front — and

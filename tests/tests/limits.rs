@@ -1,4 +1,4 @@
-//! Limits on every input (issue 9, part 4; CONTRACT §4), each with its error message: REST
+//! Limits on every input (CONTRACT §4), each with its error message: REST
 //! query-string and parameter lengths, pins/clusters caps, `k`; request body size (native host
 //! and MCP); MCP batch size and notification floods; `read_pages` slugs; tool argument lengths;
 //! SPARQL query length, nesting and work.

@@ -1,4 +1,4 @@
-//! `load`: a bounded load test against a running Wikantik host on loopback (issue 9, part 5).
+//! `load`: a bounded load test against a running Wikantik host on loopback.
 //!
 //! ```text
 //! load --url http://127.0.0.1:PORT [--requests N] [--threads T] [--max-seconds S] [--key KEY] [--warmup PASSES] [--enforce-latency]
