@@ -357,6 +357,8 @@ fn plan_gc(
     if !kept_manifests.contains(&&build.manifest_name) {
         kept_manifests.push(&build.manifest_name);
     }
+    // The new build's own objects, by name (its directories need not be fetched back).
+    let local: std::collections::HashMap<&str, &[u8]> = build.shards.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect();
     for name in kept_manifests {
         let bytes = if *name == build.manifest_name {
             Some(build.manifest_bytes.clone())
@@ -374,9 +376,8 @@ fn plan_gc(
         // everything (nothing is collected while a kept build's shards are unknown).
         let mut unreadable = None;
         let rows = manifest.every_shard(|entry| {
-            let local = build.shards.iter().find(|(n, _)| *n == entry.name).map(|(_, b)| b.clone());
-            let fetched = match local {
-                Some(bytes) => Some(bytes),
+            let fetched = match local.get(entry.name.as_str()) {
+                Some(bytes) => Some(bytes.to_vec()),
                 None => store.get(&entry.name).unwrap_or_else(|e| {
                     unreadable = Some(e.to_string());
                     None

@@ -45,6 +45,18 @@ pub struct DirectoryEntry {
     pub shard: ShardEntry,
 }
 
+impl DirectoryEntry {
+    /// Partitions the directory lists.
+    pub fn len(&self) -> u64 {
+        u64::from(self.last_partition.saturating_sub(self.first_partition)) + 1
+    }
+
+    /// Never: a directory lists at least its first partition.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
 /// The manifest rows of one run of partitions of one kind, sorted by partition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestDirectory {
@@ -97,11 +109,17 @@ pub enum RowLocation<'a> {
 /// The partition among sorted, contiguous term ranges (the first unbounded below) that would
 /// hold `term`.
 fn term_partition_of<'a>(entries: impl Iterator<Item = &'a ShardEntry>, term: &str) -> Option<&'a ShardEntry> {
+    last_starting_at_or_before(entries, |e| e.first_key.as_deref(), term)
+}
+
+/// The last of `items` (sorted by their first key, `None` = unbounded below) whose first key
+/// is at most `term`: the range that would hold it.
+fn last_starting_at_or_before<'a, T>(items: impl Iterator<Item = &'a T>, first_key: impl Fn(&T) -> Option<&str>, term: &str) -> Option<&'a T> {
     let mut found = None;
-    for entry in entries {
-        match &entry.first_key {
-            Some(first) if first.as_str() > term => break,
-            _ => found = Some(entry),
+    for item in items {
+        match first_key(item) {
+            Some(first) if first > term => break,
+            _ => found = Some(item),
         }
     }
     found
@@ -246,18 +264,10 @@ impl Manifest {
 
     /// Where the row of the term partition that would hold `term` is.
     pub fn locate_term(&self, term: &str) -> Option<RowLocation<'_>> {
-        let directories: Vec<&DirectoryEntry> = self.directories_of(ShardKind::Terms).collect();
-        if directories.is_empty() {
+        if self.directories_of(ShardKind::Terms).next().is_none() {
             return self.term_partition(term).map(RowLocation::Listed);
         }
-        let mut found = None;
-        for d in directories {
-            match &d.first_key {
-                Some(first) if first.as_str() > term => break,
-                _ => found = Some(d),
-            }
-        }
-        found.map(RowLocation::InDirectory)
+        last_starting_at_or_before(self.directories_of(ShardKind::Terms), |d| d.first_key.as_deref(), term).map(RowLocation::InDirectory)
     }
 
     /// Every shard of the build — the rows listed here, each directory shard and the rows it
@@ -282,8 +292,7 @@ impl Manifest {
 
     /// Shards of `kind`, listed here or through directories.
     pub fn count_of(&self, kind: ShardKind) -> u64 {
-        self.shards_of(kind).count() as u64
-            + self.directories_of(kind).map(|d| u64::from(d.last_partition - d.first_partition) + 1).sum::<u64>()
+        self.shards_of(kind).count() as u64 + self.directories_of(kind).map(DirectoryEntry::len).sum::<u64>()
     }
 
     /// Bytes of every shard of `kind`, listed here or through directories.
@@ -293,8 +302,8 @@ impl Manifest {
 
     /// Shards of the build, the directory shards included.
     pub fn shard_count(&self) -> u64 {
-        self.shards.len() as u64
-            + self.directories.iter().map(|d| (u64::from(d.last_partition - d.first_partition) + 1) + 1).sum::<u64>()
+        // Each directory: the shards it lists and itself.
+        self.shards.len() as u64 + self.directories.iter().map(|d| d.len() + 1).sum::<u64>()
     }
 
     /// Bytes of every shard of the build, the directory shards included.

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::graph::PageGraph;
 use crate::manifest::Manifest;
-use crate::shard::{EncodedShard, Pointer, ShardEntry, ShardKind};
+use crate::shard::{EncodedShard, Pointer};
 use crate::spine::Spine;
 
 /// The grade of a citation against the target's current text.
@@ -174,12 +174,5 @@ pub struct CompiledIndex {
     pub pointer: Pointer,
     pub shards: Vec<EncodedShard>,
     pub warnings: Vec<BuildWarning>,
-}
-
-impl CompiledIndex {
-    /// Every shard of `kind`, whether the manifest lists it or one of its directories does.
-    pub fn shards_of(&self, kind: ShardKind) -> impl Iterator<Item = &ShardEntry> {
-        self.shards.iter().map(|s| &s.entry).filter(move |e| e.kind == kind)
-    }
 }
 

@@ -287,30 +287,31 @@ impl<S: ShardStore> IndexReader<S> {
     /// they need are fetched concurrently, each once.
     pub async fn entries(&self, kind: ShardKind, partitions: &[u32]) -> Result<Vec<ShardEntry>> {
         let located: Vec<RowLocation<'_>> = partitions.iter().map(|&p| self.manifest.locate(kind, p)).collect::<Result<_>>()?;
-        let mut needed: Vec<&DirectoryEntry> = Vec::new();
-        for location in &located {
-            if let RowLocation::InDirectory(d) = location {
-                if !needed.iter().any(|n| n.shard.sha256 == d.shard.sha256) {
-                    needed.push(d);
-                }
-            }
-        }
-        let directories = join_all(needed.iter().map(|d| self.directory(d))).await.into_iter().collect::<Result<Vec<_>>>()?;
+        let directories = self.directories_for(&located).await?;
         located
             .iter()
             .zip(partitions)
             .map(|(location, &p)| match location {
                 RowLocation::Listed(entry) => Ok((*entry).clone()),
-                RowLocation::InDirectory(d) => {
-                    let at = needed.iter().position(|n| n.shard.sha256 == d.shard.sha256).unwrap_or(0);
-                    directories
-                        .get(at)
-                        .and_then(|directory| directory.partition(d.first_partition, p))
-                        .cloned()
-                        .ok_or_else(|| Error::MissingShard { name: format!("{kind} partition {p} (not in its directory)") })
-                }
+                RowLocation::InDirectory(d) => directories
+                    .get(&d.shard.sha256)
+                    .and_then(|directory| directory.partition(d.first_partition, p))
+                    .cloned()
+                    .ok_or_else(|| Error::MissingShard { name: format!("{kind} partition {p} (not in its directory)") }),
             })
             .collect()
+    }
+
+    /// The directories these rows are in, each fetched once, concurrently, by shard hash.
+    async fn directories_for(&self, located: &[RowLocation<'_>]) -> Result<BTreeMap<String, Arc<ManifestDirectory>>> {
+        let mut needed: BTreeMap<&str, &DirectoryEntry> = BTreeMap::new();
+        for location in located {
+            if let RowLocation::InDirectory(d) = location {
+                needed.insert(d.shard.sha256.as_str(), d);
+            }
+        }
+        let loaded = join_all(needed.values().map(|d| self.directory(d))).await;
+        needed.keys().zip(loaded).map(|(sha, directory)| Ok((sha.to_string(), directory?))).collect()
     }
 
     /// Every manifest row of `kind`, in partition order (its directories fetched concurrently).
@@ -323,13 +324,20 @@ impl<S: ShardStore> IndexReader<S> {
         Ok(rows)
     }
 
-    /// The manifest row of the term partition that would hold `term`, if any.
-    pub async fn term_entry(&self, term: &str) -> Result<Option<ShardEntry>> {
-        match self.manifest.locate_term(term) {
-            None => Ok(None),
-            Some(RowLocation::Listed(entry)) => Ok(Some(entry.clone())),
-            Some(RowLocation::InDirectory(d)) => Ok(self.directory(d).await?.term_partition(term).cloned()),
-        }
+    /// The manifest rows of the term partitions that would hold `terms` (`None` where none
+    /// would), in the order asked; each directory they need is read once.
+    pub async fn term_entries(&self, terms: &[String]) -> Result<Vec<Option<ShardEntry>>> {
+        let located: Vec<Option<RowLocation<'_>>> = terms.iter().map(|t| self.manifest.locate_term(t)).collect();
+        let directories = self.directories_for(&located.iter().flatten().copied().collect::<Vec<_>>()).await?;
+        Ok(terms
+            .iter()
+            .zip(&located)
+            .map(|(term, location)| match location {
+                None => None,
+                Some(RowLocation::Listed(entry)) => Some((*entry).clone()),
+                Some(RowLocation::InDirectory(d)) => directories.get(&d.shard.sha256).and_then(|dir| dir.term_partition(term)).cloned(),
+            })
+            .collect())
     }
 
     pub async fn pages(&self) -> Result<Arc<PageTable>> {
@@ -415,6 +423,13 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(&self.entry(ShardKind::Sections, partition).await?).await
     }
 
+    /// The `sections` partitions numbered `partitions`, fetched concurrently (each manifest
+    /// directory they need read once).
+    pub async fn sections_of(&self, partitions: &[u32]) -> Result<Vec<Arc<SectionPartition>>> {
+        let entries = self.entries(ShardKind::Sections, partitions).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
+    }
+
     /// Every `vectors` partition (empty when the index has no vectors).
     pub async fn vectors(&self) -> Result<Vec<Arc<wikantik_format::vectors::VectorPartition>>> {
         let entries = self.entries_of(ShardKind::Vectors).await?;
@@ -456,6 +471,13 @@ impl<S: ShardStore> IndexReader<S> {
 
     pub async fn bodies(&self, partition: u32) -> Result<Arc<BodyPartition>> {
         self.load(&self.entry(ShardKind::Bodies, partition).await?).await
+    }
+
+    /// The `bodies` partitions numbered `partitions`, fetched concurrently (each manifest
+    /// directory they need read once).
+    pub async fn bodies_of(&self, partitions: &[u32]) -> Result<Vec<Arc<BodyPartition>>> {
+        let entries = self.entries(ShardKind::Bodies, partitions).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
     }
 }
 

@@ -135,12 +135,9 @@ pub async fn lexical_candidates<S: ShardStore>(reader: &IndexReader<S>, query: &
         return Ok(LexicalHits::default());
     }
     // Route each term to its partition; fetch each partition once, concurrently.
-    let routes = futures_util::future::join_all(terms.iter().map(|term| reader.term_entry(term))).await;
     let mut routed: BTreeMap<String, ShardEntry> = BTreeMap::new();
-    for entry in routes {
-        if let Some(entry) = entry? {
-            routed.insert(entry.name.clone(), entry);
-        }
+    for entry in reader.term_entries(&terms).await?.into_iter().flatten() {
+        routed.insert(entry.name.clone(), entry);
     }
     let entries: Vec<&ShardEntry> = routed.values().collect();
     let (partitions, pages) = futures_util::join!(reader.load_many::<TermPartition>(&entries), PageLookup::open(reader));
@@ -332,11 +329,8 @@ pub async fn hydrate<S: ShardStore>(reader: &IndexReader<S>, scored: &[ScoredSec
     let mut partitions: Vec<u32> = scored.iter().filter_map(|s| pages.page(s.key.page_key()).map(|p| p.partition)).collect();
     partitions.sort_unstable();
     partitions.dedup();
-    let loaded = futures_util::future::join_all(partitions.iter().map(|p| reader.sections(*p))).await;
-    let mut by_partition = BTreeMap::new();
-    for (p, shard) in partitions.iter().zip(loaded) {
-        by_partition.insert(*p, shard?);
-    }
+    let loaded = reader.sections_of(&partitions).await?;
+    let by_partition: BTreeMap<u32, _> = partitions.iter().copied().zip(loaded).collect();
     // Indexes written before the sections carried their page's id and version cite from the
     // page table (read only then).
     let mut table: Option<Arc<PageTable>> = None;

@@ -318,12 +318,8 @@ impl Bodies {
         let mut wanted: Vec<u32> = pages.iter().map(|p| p.partition).collect();
         wanted.sort_unstable();
         wanted.dedup();
-        let loaded = futures_util::future::join_all(wanted.iter().map(|p| reader.bodies(*p))).await;
-        let mut partitions = BTreeMap::new();
-        for (p, shard) in wanted.into_iter().zip(loaded) {
-            partitions.insert(p, shard?);
-        }
-        Ok(Bodies { partitions })
+        let loaded = reader.bodies_of(&wanted).await?;
+        Ok(Bodies { partitions: wanted.into_iter().zip(loaded).collect() })
     }
 
     pub fn get(&self, page: &PageRecord) -> Option<&PageBody> {
