@@ -21,7 +21,7 @@ FOLDS = 5
 BUNDLE = 12
 PAGE_DEPTH = 200  # sections read for the page order, as the eval reads them
 # The shipped defaults (shared/serve/src/retrieval.rs): card weight, dense share, pool, page cap.
-SERVED = {"card": 0.15, "dense": 0.5, "pool": 100, "cap": 0, "norm": "minmax"}
+SERVED = {"card": 0.15, "dense": 0.5, "pool": 100, "cap": 4, "norm": "minmax"}
 
 
 def norm(s):

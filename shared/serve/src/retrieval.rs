@@ -54,7 +54,7 @@ impl RetrievalMode {
     }
 }
 
-/// Bundle settings. Defaults are documented in the README (how they were chosen).
+/// Bundle settings. How each default was chosen is in docs/RETRIEVAL.md.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BundleConfig {
@@ -95,10 +95,10 @@ impl Default for BundleConfig {
                 card_weight: 0.15,
                 pool: 100,
             },
-            bm25: Bm25Params { k1: 2.0, ..Bm25Params::default() },
+            bm25: Bm25Params { k1: 1.2, ..Bm25Params::default() },
             candidates: 300,
             default_sections: 12,
-            page_cap: 0,
+            page_cap: 4,
             thresholds: None,
         }
     }
