@@ -243,3 +243,33 @@ fn same_request_gives_byte_identical_output() {
     let b = serde_json::to_vec(&brief(&index, &r, &anon())).unwrap();
     assert_eq!(a, b);
 }
+
+/// What a briefing reads: a prompt-only briefing (the hooks' default) reads neither the page
+/// table nor the spine and graph; pins add the page table; clusters add the spine and graph.
+#[test]
+fn a_briefing_reads_the_page_table_spine_and_graph_only_for_pins_and_clusters() {
+    use std::sync::Arc;
+    use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
+    use wikantik::shard::ShardKind;
+    use wikantik_tests::faults::FaultStore;
+    let index = wikantik_tests::compile_dir_with_vectors(&wikantik_tests::sample_wiki());
+    let kinds_read = |request: &BriefingRequest| -> Vec<ShardKind> {
+        let store = FaultStore::new(MemoryStore::from_compiled(&index));
+        let reader = block_on(IndexReader::open_at(store.clone(), index.pointer.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let briefing = block_on(assemble_briefing(&reader, request, &BriefingConfig::default(), &BundleConfig::default(), &anon())).expect("briefing");
+        assert!(!briefing.sections.is_empty() || !briefing.items.is_empty());
+        let names = store.read_names();
+        index.manifest.shards.iter().filter(|s| names.contains(&s.name)).map(|s| s.kind).collect()
+    };
+    let catalog = [ShardKind::Pages, ShardKind::Spine, ShardKind::Graph];
+    let prompt_only = BriefingRequest { prompt: Some("how are shards published".into()), ..Default::default() };
+    let read = kinds_read(&prompt_only);
+    assert!(read.contains(&ShardKind::Terms), "{read:?}");
+    assert!(catalog.iter().all(|k| !read.contains(k)), "{read:?}");
+    let with_pin = BriefingRequest { pins: vec!["Glossary".into()], ..prompt_only.clone() };
+    let read = kinds_read(&with_pin);
+    assert!(read.contains(&ShardKind::Pages) && !read.contains(&ShardKind::Spine) && !read.contains(&ShardKind::Graph), "{read:?}");
+    let with_cluster = BriefingRequest { clusters: vec!["getting-started".into()], ..prompt_only };
+    let read = kinds_read(&with_cluster);
+    assert!(catalog.iter().all(|k| read.contains(k)), "{read:?}");
+}

@@ -146,28 +146,45 @@ pub async fn assemble_briefing<S: ShardStore>(
     }
     let budget = request.budget.unwrap_or(config.default_budget).clamp(config.min_budget, config.max_budget);
 
-    let pages = reader.pages().await?;
-    let spine_shard = reader.spine().await?;
-    let graph_shard = reader.graph().await?;
-    let spine = &spine_shard.spine;
-    let graph = &graph_shard.graph;
-    let visible = |slug: &str| caller.page(&pages, slug).is_some();
-    let updated = |slug: &str| pages.by_slug(slug).map_or(0, |p| p.updated);
+    // The prompt's bundle, and what pins and clusters need — the page table, and for clusters
+    // the spine and graph — are fetched concurrently; a prompt-only briefing (what the hooks
+    // send by default) reads none of the three.
+    let prompt = request.prompt.as_deref().filter(|p| !p.trim().is_empty());
+    let catalog = async {
+        if request.pins.is_empty() && clusters.is_empty() {
+            return Ok(None);
+        }
+        if clusters.is_empty() {
+            return Ok(Some((reader.pages().await?, None)));
+        }
+        let (pages, spine, graph) = futures_util::join!(reader.pages(), reader.spine(), reader.graph());
+        Ok::<_, Error>(Some((pages?, Some((spine?, graph?)))))
+    };
+    let bundle = async {
+        let query = prompt?;
+        let bundle_request = BundleRequest { query: query.to_string(), mode: RetrievalMode::Hybrid, k: None, budget: None };
+        Some(assemble_bundle(reader, &bundle_request, bundle_config, caller).await)
+    };
+    let (catalog, bundle) = futures_util::join!(catalog, bundle);
+    // Without pins or clusters nothing is looked up in the page table: an empty one stands in.
+    let (pages, spine_and_graph) = catalog?.unwrap_or_default();
     let mut unknown_clusters: BTreeSet<String> = BTreeSet::new();
     // Members per requested cluster as the caller sees them, in briefing order.
     let mut members: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for cluster in &clusters {
-        let order = briefing_member_order(spine, graph, cluster, &updated, &visible);
-        members.insert(cluster.as_str(), order);
+    if let Some((spine_shard, graph_shard)) = &spine_and_graph {
+        let visible = |slug: &str| caller.page(&pages, slug).is_some();
+        let updated = |slug: &str| pages.by_slug(slug).map_or(0, |p| p.updated);
+        for cluster in &clusters {
+            let order = briefing_member_order(&spine_shard.spine, &graph_shard.graph, cluster, &updated, &visible);
+            members.insert(cluster.as_str(), order);
+        }
     }
 
     let mut ledger = Ledger { budget, used: 0, sections: Vec::new(), coverage: Coverage::empty(), items: Vec::new() };
 
     // Phase 1: prompt-refined sections.
-    let prompt = request.prompt.as_deref().filter(|p| !p.trim().is_empty());
-    if let Some(prompt) = prompt {
-        let bundle_request = BundleRequest { query: prompt.to_string(), mode: RetrievalMode::Hybrid, k: None, budget: None };
-        match assemble_bundle(reader, &bundle_request, bundle_config, caller).await {
+    if let Some(bundle) = bundle {
+        match bundle {
             // A damaged or unreadable shard is the deployment's problem: report it (503)
             // rather than serve a briefing silently missing its prompt sections.
             Err(e) if e.is_index_fault() => return Err(e),
