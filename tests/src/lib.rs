@@ -169,3 +169,4 @@ pub fn page(file: &str, frontmatter: &str, body: &str) -> (String, String) {
 
 pub mod faults;
 pub mod http_client;
+pub mod surfaces;

@@ -7,15 +7,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Value};
-use wikantik::auth::{mint_key_with, AccessConfig, KeyRing, Scope};
-use wikantik::http::{Request, Response};
-use wikantik::mcp::McpConfig;
+use serde_json::Value;
+use wikantik::http::Request;
 use wikantik::payload::CompiledIndex;
 use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
-use wikantik::settings::RestConfig;
-use wikantik::service::{handle, ServiceConfig};
+use wikantik::service::handle;
 use wikantik::shard::{encode_shard, ShardKind};
+use wikantik_tests::surfaces::{assert_same_answers, config_with_admin, sample_wiki_requests};
 use wikantik_tests::{block_on, compile_dir_with_vectors_and, sample_wiki};
 
 fn compiled(directories_from: Option<usize>) -> CompiledIndex {
@@ -31,61 +29,6 @@ fn reader_over(store: MemoryStore, index: &CompiledIndex) -> IndexReader<MemoryS
     block_on(IndexReader::open_at(store, index.pointer.clone(), Arc::new(ShardCache::new(1 << 28)))).expect("open")
 }
 
-fn config() -> (ServiceConfig, String) {
-    let (admin, line) = mint_key_with([23; 32], &[Scope::All], &["Admin"], Some("admin")).expect("mint");
-    let keys = KeyRing::parse(&line).expect("keys");
-    let config = ServiceConfig {
-        rest: RestConfig { keys: keys.clone(), ..RestConfig::default() },
-        mcp: McpConfig { access: AccessConfig { keys, allow_unrestricted: true }, ..McpConfig::default() },
-    };
-    (config, admin)
-}
-
-/// The requests compared: REST routes and MCP tool calls.
-fn requests() -> Vec<Request> {
-    let mut out: Vec<Request> = [
-        "/api/bundle?q=how%20are%20shards%20published",
-        "/api/bundle?q=hybrid%20fusion%20weights&mode=dense",
-        "/api/bundle?q=wikantik.cors.allowedOrigins&mode=lexical",
-        "/api/bundle?q=api%20keys%20and%20acls&mode=hybrid",
-        "/api/briefing?format=md&prompt=how%20do%20agents%20use%20briefings",
-        "/api/briefing?pins=Glossary&prompt=edge%20deployment",
-        "/api/graph/clusters",
-        "/api/graph/pages/Glossary/neighbours",
-        "/api/graph/kg/traverse?start=HybridFusion&max_depth=2",
-        "/sparql?query=SELECT%20(COUNT(*)%20AS%20%3Fn)%20WHERE%20%7B%20%3Fs%20%3Fp%20%3Fo%20%7D",
-        "/llms.txt",
-        "/pages/Glossary.md",
-    ]
-    .iter()
-    .map(|path| Request::new("GET", path))
-    .collect();
-    let tools = [
-        ("retrieve_context", json!({ "query": "content addressed shards" })),
-        ("assemble_bundle", json!({ "query": "briefing hooks" })),
-        ("get_page_for_agent", json!({ "canonical_id": "01KX515FS31Y6GTXXFCHVKHZHA" })),
-        ("list_pages", json!({})),
-        ("find_similar", json!({ "node": "HybridFusion" })),
-        ("search_knowledge", json!({ "query": "edge" })),
-    ];
-    for (name, args) in tools {
-        let rpc = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": args } });
-        out.push(
-            Request::new("POST", "/knowledge-mcp")
-                .with_header("Content-Type", "application/json")
-                .with_header("Accept", "application/json, text/event-stream")
-                .with_header("MCP-Protocol-Version", "2025-06-18")
-                .with_body(serde_json::to_vec(&rpc).expect("json")),
-        );
-    }
-    out
-}
-
-/// A response with the build id (which hashes the manifest, so differs) replaced.
-fn comparable(response: &Response, build_id: &str) -> (u16, String) {
-    (response.status, String::from_utf8_lossy(&response.body).replace(build_id, "BUILD"))
-}
-
 #[test]
 fn an_index_listed_through_directories_answers_as_the_flat_one() {
     let flat = compiled(None);
@@ -98,24 +41,15 @@ fn an_index_listed_through_directories_answers_as_the_flat_one() {
         assert_eq!(split.manifest.count_of(kind), flat.manifest.count_of(kind), "{kind}");
     }
     assert!(split.manifest_bytes.len() < flat.manifest_bytes.len(), "the manifest lists fewer rows");
-    let (config, admin) = config();
+    let (config, admin) = config_with_admin();
     let (flat_reader, split_reader) = (reader(&flat), reader(&split));
-    let mut compared = 0;
-    for request in requests() {
-        for key in [None, Some(&admin)] {
-            let request = match key {
-                Some(k) => request.clone().with_header("Authorization", &format!("Bearer {k}")),
-                None => request.clone(),
-            };
-            let a = block_on(handle(Ok(&flat_reader), &request, &config));
-            let b = block_on(handle(Ok(&split_reader), &request, &config));
-            let (a, b) = (comparable(&a, &flat.manifest.build_id), comparable(&b, &split.manifest.build_id));
-            assert_eq!(a.0, 200, "{} {}: {}", request.method, request.path, a.1);
-            assert!(!a.1.contains(r#""isError":true"#), "{}", a.1);
-            assert_eq!(a, b, "{} {}", request.method, request.path);
-            compared += 1;
-        }
-    }
+    let compared = assert_same_answers(
+        (&flat_reader, &flat.manifest.build_id),
+        (&split_reader, &split.manifest.build_id),
+        &sample_wiki_requests(),
+        &config,
+        &admin,
+    );
     assert_eq!(compared, 36);
     // Health counts every shard, the directories included.
     let health = |r: &IndexReader<MemoryStore>| -> Value {
@@ -140,7 +74,7 @@ fn a_directory_that_does_not_list_what_the_manifest_says_is_an_index_fault() {
     // wrong directory can only arrive as bytes that fail their hash, or (a writer's bug) as a
     // shard that hashes right but lists other rows. Both are refused.
     let forged = encode_shard(ShardKind::Directory, d.shard.partition, &directory, None, None).expect("encode");
-    let (config, _) = config();
+    let (config, _) = config_with_admin();
     let request = Request::new("GET", "/api/bundle?q=how%20are%20shards%20published");
     let mut store = MemoryStore::from_compiled(&split);
     store.put(&d.shard.name, forged.bytes.clone());
