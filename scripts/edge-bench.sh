@@ -10,6 +10,7 @@
 #   EDGE_BENCH_N=200 scripts/edge-bench.sh
 #   EDGE_WIKI=../shared/corpus/wikantik-pages   benchmark another wiki (default: the sample)
 #   EDGE_MODEL=.cache/models/all-MiniLM-L6-v2   index with section vectors (hybrid retrieval)
+#   EDGE_INDEX=target/scale-bench/index-12010-lite   serve a built index instead (a scale-bench one)
 #   EDGE_NATIVE_PROFILE=dev  reuse the test build of the native host (default: release)
 #   EDGE_BENCH_PER_FUNCTION=0  skip the per-function size builds (they take minutes)
 #   EDGE_BENCH_FUNCTIONS="bundle empty"  only these functions

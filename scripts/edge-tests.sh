@@ -23,6 +23,10 @@ ROOT=$PWD
 # shellcheck source=scripts/lib/edge-targets.sh
 . scripts/lib/edge-targets.sh
 
+if [ -n "${EDGE_INDEX:-}" ]; then
+    echo "edge-tests: EDGE_INDEX is for the benchmark; the suite builds its own two indexes" >&2
+    exit 2
+fi
 trap edge_stop_all EXIT
 edge_prepare
 edge_start_all

@@ -19,6 +19,9 @@
 #   EDGE_MODEL=<dir>   build the index with section vectors from this model (the embedding
 #                      cache in .cache/embeddings makes a rebuild cheap); default: no vectors
 #   EDGE_PROFILE=lite  with EDGE_MODEL: the lite query-encoder profile (default quality)
+#   EDGE_INDEX=<dir>   serve this built index instead of building one (the benchmark at
+#                      scale, e.g. a scale-bench index); no second build is made, so the
+#                      edge tests, whose publish-under-traffic case needs one, refuse it
 
 EDGE="${EDGE_DIR:-$PWD/.cache/edge}"
 export EDGE_DIR="$EDGE"
@@ -73,12 +76,17 @@ edge_prepare() {
         vectors=(--model "$EDGE_MODEL" --embedding-cache "$PWD/.cache/embeddings" --profile "${EDGE_PROFILE:-quality}")
         echo "   index with section vectors ($EDGE_MODEL, ${EDGE_PROFILE:-quality} query-encoder profile)"
     fi
-    "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" "${vectors[@]}" >/dev/null
+    if [ -n "${EDGE_INDEX:-}" ]; then
+        echo "   prebuilt index $EDGE_INDEX"
+        cp -r "$EDGE_INDEX" "$EDGE/index"
+    else
+        "$INDEX_BUILDER" build "$wiki" --out "$EDGE/index" "${vectors[@]}" >/dev/null
+        # The second build (for the publish-under-traffic test): one page changed.
+        cp -r "$wiki" "$EDGE/wiki2"
+        printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(find "$EDGE/wiki2" -maxdepth 1 -name "*.md" | sort | head -1)"
+        "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" "${vectors[@]}" >/dev/null
+    fi
     "$INDEX_BUILDER" publish "$EDGE/index" --to "file://$EDGE/native-index" >/dev/null
-    # The second build (for the publish-under-traffic test): one page changed.
-    cp -r "$wiki" "$EDGE/wiki2"
-    printf '\n\nA line added for the publish-under-traffic test about shards.\n' >>"$(find "$EDGE/wiki2" -maxdepth 1 -name "*.md" | sort | head -1)"
-    "$INDEX_BUILDER" build "$EDGE/wiki2" --out "$EDGE/index2" "${vectors[@]}" >/dev/null
     s3_server_start edge-s3 "$EDGE_BUCKET"
     AWS_ENDPOINT_URL="$S3_ENDPOINT" "$INDEX_BUILDER" publish "$EDGE/index" --to "s3://$EDGE_BUCKET/$EDGE_PREFIX" | tail -2
     edge_r2_put "$EDGE/index" ""
