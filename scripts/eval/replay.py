@@ -15,13 +15,22 @@ Usage: scripts/eval/replay.py DUMP.jsonl [--sections sections-dev.csv] [--querie
 import argparse
 import collections
 import json
+import re
 
 CATEGORIES = ["SIMILARITY", "RELATIONAL", "BOUNDARY", "IDENTIFIER"]
 FOLDS = 5
 BUNDLE = 12
 PAGE_DEPTH = 200  # sections read for the page order, as the eval reads them
 # The shipped defaults (shared/serve/src/retrieval.rs): card weight, dense share, pool, page cap.
-SERVED = {"card": 0.15, "dense": 0.5, "pool": 100, "cap": 4, "norm": "minmax"}
+SERVED = {"card": 0.15, "dense": 0.5, "pool": 100, "cap": 4, "norm": "minmax", "lead": 4}
+QUESTION_WORDS = {"how", "what", "why", "when", "where", "which", "who", "whom", "whose", "does", "do", "is", "are", "can", "should", "could"}
+
+
+def topic_query(query, max_words):
+    """A short query that names a topic (retrieval::is_topic_query; words split on non-word
+    characters, close to the Unicode word split the product uses)."""
+    words = [w for w in re.split(r"[^\w.'-]+", query) if w]
+    return 0 < len(words) <= max_words and words[0].lower() not in QUESTION_WORDS
 
 
 def norm(s):
@@ -93,21 +102,34 @@ def fuse(d, p):
         if k not in seen:
             seen.add(k)
             keys.append(k)
+    if p.get("lead") and cards and topic_query(d["query"], p["lead"]):
+        # A topic query leads with the best section of the page whose card matches it best,
+        # among the pages of the first BUNDLE sections (retrieval::lead_with_topic_page).
+        lead, best = None, None
+        for i, k in enumerate(keys[:BUNDLE]):
+            c = cards.get(info[k][0])
+            if c is not None and (best is None or c > best) and all(info[j][0] != info[k][0] for j in keys[:i]):
+                lead, best = i, c
+        if lead:
+            keys.insert(0, keys.pop(lead))
     out, distinct = [], set()
     for k in keys:
         s, path = info[k]
         if (s, tuple(path)) not in distinct:
             distinct.add((s, tuple(path)))
             out.append((s, path))
-    if p.get("cap"):  # at most `cap` sections of a page in the bundle while others remain
-        count, head, tail = collections.Counter(), [], []
+    if p.get("cap"):
+        # At most `cap` sections of a page among the `wanted` a request asks for while other
+        # sections remain (bundle::ranked_sections): the bundle's 12 for a section question,
+        # the 200 the page order is read from for a page query.
+        wanted = PAGE_DEPTH if d["id"].startswith("p") else BUNDLE
+        count, head, deferred = collections.Counter(), [], []
         for s, path in out:
-            if count[s] < p["cap"] and len(head) < BUNDLE:
-                head.append((s, path))
-                count[s] += 1
-            else:
-                tail.append((s, path))
-        out = head + tail
+            if len(head) >= wanted:
+                break
+            count[s] += 1
+            (head if count[s] <= p["cap"] else deferred).append((s, path))
+        out = head + deferred[: max(0, wanted - len(head))]
     return out
 
 

@@ -20,4 +20,5 @@ mod native_keepalive;
 mod native_rest;
 mod page_index;
 mod sample_wiki;
+mod topic_lead;
 mod vector_lists;

@@ -104,6 +104,7 @@ mod tests {
         Outcomes {
             categories: vec![Category::Similarity; section_hits.len()],
             sections: section_hits.iter().map(|&h| vec![h.then_some(1)]).collect(),
+            question_pages: vec![],
             pages: PageRanks { bundle: page_ranks.to_vec(), retrieve_context: page_ranks.to_vec(), top_similarity: vec![] },
         }
     }

@@ -23,6 +23,10 @@ pub struct Outcomes {
     /// Per section-level question, per gold: the 1-based rank of the first returned section
     /// that hits it (`None` = not among the returned sections).
     pub sections: Vec<Vec<Option<usize>>>,
+    /// Per section-level question, the rank of its first gold page in the bundle's page order
+    /// (12 sections): the section questions read as page queries, a check that a page-order
+    /// method chosen on the page-level set holds on questions worded otherwise.
+    pub question_pages: Vec<Option<usize>>,
     pub pages: PageRanks,
 }
 
@@ -38,7 +42,8 @@ impl Outcomes {
             .flat_map(|(_, (golds, &category))| golds.iter().map(move |&rank| (category, rank)))
             .collect();
         let pick = |ranks: &[Option<usize>]| ranks.iter().enumerate().filter(|(i, _)| pages.get(*i).copied().unwrap_or(false)).map(|(_, r)| *r).collect();
-        Scores { golds, pages: pick(&self.pages.bundle), context: pick(&self.pages.retrieve_context) }
+        let question_pages = self.question_pages.iter().enumerate().filter(|(i, _)| sections.get(*i).copied().unwrap_or(false)).map(|(_, r)| *r).collect();
+        Scores { golds, pages: pick(&self.pages.bundle), context: pick(&self.pages.retrieve_context), question_pages }
     }
 
     /// Figures over every question.
@@ -52,6 +57,13 @@ impl Outcomes {
             if section(i) {
                 if let Some(theirs) = other.sections.get(i) {
                     golds.clone_from(theirs);
+                }
+            }
+        }
+        for (i, rank) in self.question_pages.iter_mut().enumerate() {
+            if section(i) {
+                if let Some(r) = other.question_pages.get(i) {
+                    *rank = *r;
                 }
             }
         }
@@ -76,6 +88,8 @@ pub struct Scores {
     pages: Vec<Option<usize>>,
     /// Ideal-page ranks, `retrieve_context`.
     context: Vec<Option<usize>>,
+    /// First-gold-page ranks of the section questions.
+    question_pages: Vec<Option<usize>>,
 }
 
 fn within(ranks: impl Iterator<Item = Option<usize>>, n: usize) -> f64 {
@@ -131,6 +145,12 @@ impl Scores {
     pub fn context_mrr(&self) -> Option<f64> {
         (!self.context.is_empty()).then(|| mrr(&self.context))
     }
+
+    /// MRR of the section questions' first gold page in the bundle's page order; `None` when
+    /// not measured.
+    pub fn question_page_mrr(&self) -> Option<f64> {
+        (!self.question_pages.is_empty()).then(|| mrr(&self.question_pages))
+    }
 }
 
 /// The objective every tuning grid maximises: the section-level recall@5 and @12 (mean of the
@@ -151,6 +171,7 @@ mod tests {
             categories: vec![Category::Similarity, Category::Relational],
             // One question with one gold at rank 3; one with three golds: rank 1, rank 9, missed.
             sections: vec![vec![Some(3)], vec![Some(1), Some(9), None]],
+            question_pages: vec![Some(1), Some(2)],
             pages: PageRanks { bundle: vec![Some(1), Some(4), None], ..PageRanks::default() },
         };
         let s = outcomes.scores_all();
@@ -162,8 +183,10 @@ mod tests {
         assert_eq!(s.page_recall(1), 1.0 / 3.0);
         assert!((s.page_mrr() - (1.0 + 0.25) / 3.0).abs() < 1e-12);
         assert_eq!(s.context_recall(5), None);
+        assert_eq!(s.question_page_mrr(), Some(0.75));
         let first_only = outcomes.scores(&[true, false], &[false, true, false]);
         assert_eq!(first_only.section_recall(5), 1.0);
         assert_eq!(first_only.page_recall(5), 1.0);
+        assert_eq!(first_only.question_page_mrr(), Some(1.0));
     }
 }

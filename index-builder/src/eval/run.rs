@@ -399,13 +399,16 @@ fn hybrid_cv(results: &[GridResult], index: usize) -> Option<&Outcomes> {
 }
 
 fn print_summary(reports: &[ProfileReport], results: &[GridResult], baselines: &[(String, Outcomes)]) {
-    println!("\n== summary (hybrid, {FOLDS}-fold cross-validated; section recall@12 per category; pages recall@5 / MRR; retrieve_context recall@20 in-sample)");
+    println!("\n== summary (hybrid, {FOLDS}-fold cross-validated; section recall@12 per category; pages recall@5 / MRR; the section questions' first gold page MRR; retrieve_context recall@20 in-sample)");
     let line = |label: &str, s: &Scores, context: Option<f64>, encoder: Option<f64>| {
         let mut out = format!("{label:<30} overall {:.3}", s.section_recall(12));
         for c in Category::ALL {
             out.push_str(&format!("  {} {:.3}", c.name().to_lowercase(), s.category_recall(c, 12).0));
         }
         out.push_str(&format!("  pages {:.3} / {:.3}", s.page_recall(5), s.page_mrr()));
+        if let Some(m) = s.question_page_mrr() {
+            out.push_str(&format!("  question pages {m:.3}"));
+        }
         if let Some(c) = context {
             out.push_str(&format!("  retrieve_context@20 {c:.3}"));
         }

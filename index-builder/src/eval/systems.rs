@@ -55,6 +55,12 @@ fn rank_of(pages: &[&str], ideal: &str) -> Option<usize> {
     pages.iter().position(|p| *p == ideal).map(|i| i + 1)
 }
 
+/// The rank of the question's first gold page among the pages of `returned`, in order.
+fn first_gold_page(question: &SectionQuestion, returned: &[Returned]) -> Option<usize> {
+    let golds: BTreeSet<String> = question.golds.iter().map(|g| super::sections::normalise(&g.slug)).collect();
+    page_order(returned.iter().map(|r| r.0.as_str())).iter().position(|p| golds.contains(&super::sections::normalise(p))).map(|i| i + 1)
+}
+
 /// The product in one mode under `config`: each section question's bundle (the default 12
 /// sections), each page query's bundle ranking read [`PAGE_DEPTH_SECTIONS`] deep and, when
 /// `with_context`, its `retrieve_context` page list (the MCP tool, [`CONTEXT_PAGES`] pages).
@@ -65,6 +71,7 @@ pub async fn product<S: ShardStore>(reader: &IndexReader<S>, sets: &DevSets, mod
         let (sections, _) = ranked_sections(reader, &q.query, mode, config, &caller, BUNDLE_SECTIONS).await?;
         let returned: Vec<Returned> = sections.into_iter().map(|s| (s.slug, s.heading_path)).collect();
         out.sections.push(hits(q, &returned));
+        out.question_pages.push(first_gold_page(q, &returned));
     }
     for q in &sets.pages {
         let (sections, top) = ranked_sections(reader, &q.query, mode, config, &caller, PAGE_DEPTH_SECTIONS).await?;
@@ -155,6 +162,7 @@ pub async fn baseline<S: ShardStore>(reader: &IndexReader<S>, sets: &DevSets, ra
     for q in &sets.sections {
         let returned = distinct(rankings.get(&q.id).unwrap_or(&none), BUNDLE_SECTIONS).await?;
         out.sections.push(hits(q, &returned));
+        out.question_pages.push(first_gold_page(q, &returned));
     }
     for (i, q) in sets.pages.iter().enumerate() {
         let returned = distinct(rankings.get(&page_query_id(i)).unwrap_or(&none), PAGE_DEPTH_SECTIONS).await?;

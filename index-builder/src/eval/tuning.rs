@@ -14,8 +14,8 @@ pub struct GridPoint {
 /// A short label of the tuned fusion parameters of `c`.
 pub fn label(c: &BundleConfig) -> String {
     match c.fusion.method {
-        FusionMethod::Convex => format!("k1 {} convex card {} dense {} pool {} cap {}", c.bm25.k1, c.fusion.card_weight, c.fusion.dense_share, c.fusion.pool, c.page_cap),
-        FusionMethod::Rrf => format!("k1 {} rrf k {} bm25 {} dense {} top {} cap {}", c.bm25.k1, c.fusion.k, c.fusion.bm25_weight, c.fusion.dense_weight, c.fusion.truncate, c.page_cap),
+        FusionMethod::Convex => format!("k1 {} convex card {} dense {} pool {} cap {} lead {}", c.bm25.k1, c.fusion.card_weight, c.fusion.dense_share, c.fusion.pool, c.page_cap, c.topic_lead_words),
+        FusionMethod::Rrf => format!("k1 {} rrf k {} bm25 {} dense {} top {} cap {} lead {}", c.bm25.k1, c.fusion.k, c.fusion.bm25_weight, c.fusion.dense_weight, c.fusion.truncate, c.page_cap, c.topic_lead_words),
     }
 }
 
@@ -54,7 +54,8 @@ pub fn dense_grid(base: &BundleConfig) -> Vec<GridPoint> {
 
 /// The hybrid grid: BM25's `k1`, the page card's share of a section's dense score, the dense
 /// share of the convex fusion and the per-page cap of a bundle (the pool stays 100: 200 was
-/// never chosen); and weighted RRF (k 60) for comparison; `base` first.
+/// never chosen); and weighted RRF (k 60) for comparison; `base` first. Every point leads
+/// topic queries with their page as `base` does (`BundleConfig::topic_lead_words`).
 pub fn hybrid_grid(base: &BundleConfig) -> Vec<GridPoint> {
     let mut variants = Vec::new();
     for k1 in [1.2, 2.0] {

@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
+use unicode_segmentation::UnicodeSegmentation;
 
 use wikantik_access::access::Caller;
 use wikantik_format::analysis::Analyzer;
@@ -68,6 +69,12 @@ pub struct BundleConfig {
     /// (0 = no cap).
     #[serde(default)]
     pub page_cap: usize,
+    /// A **topic query** — at most this many words, not opening with a question word (`k8s`,
+    /// `blue green release strategy`) — asks for the page about the topic: the ranking then
+    /// leads with the best section of the page whose card matches it best among the pages of
+    /// the first `default_sections` sections ([`lead_with_topic_page`]). 0 = never.
+    #[serde(default)]
+    pub topic_lead_words: usize,
     /// Coverage thresholds; `None` (the default) = the ones calibrated for the index's model
     /// and recorded in its manifest (the reference's 0.55/0.40 for an index without vectors).
     #[serde(default)]
@@ -99,6 +106,7 @@ impl Default for BundleConfig {
             candidates: 300,
             default_sections: 12,
             page_cap: 4,
+            topic_lead_words: 4,
             thresholds: None,
         }
     }
@@ -297,6 +305,41 @@ fn dense_ranking(dense: &[(SectionKey, f32)], cards: &BTreeMap<u32, f32>, card_w
     ranked
 }
 
+/// Words that open a question rather than name a topic.
+const QUESTION_WORDS: [&str; 16] = ["how", "what", "why", "when", "where", "which", "who", "whom", "whose", "does", "do", "is", "are", "can", "should", "could"];
+
+/// Whether `query` names a topic rather than asks a question: at most `max_words` words (0 =
+/// never a topic query), the first of which is not a question word.
+pub fn is_topic_query(query: &str, max_words: usize) -> bool {
+    let words: Vec<&str> = query.unicode_words().collect();
+    !words.is_empty() && words.len() <= max_words && !QUESTION_WORDS.contains(&words[0].to_lowercase().as_str())
+}
+
+/// Move to the front the best section of the page whose card is most similar to the query,
+/// among the pages of the first `window` sections (earlier pages win ties; a page without a
+/// card cosine counts as the least similar). The sections within the window stay the same,
+/// so a bundle holds the same sections, led by the page the topic names; the moved section
+/// takes the first section's score so scores stay in order.
+pub fn lead_with_topic_page(sections: &mut [(SectionKey, f64)], cards: &BTreeMap<u32, f32>, window: usize) {
+    let window = window.min(sections.len());
+    let mut lead: Option<(usize, f32)> = None;
+    let mut seen = BTreeSet::new();
+    for (i, (key, _)) in sections[..window].iter().enumerate() {
+        if !seen.insert(key.page_key()) {
+            continue;
+        }
+        let Some(&card) = cards.get(&key.page_key()) else { continue };
+        if lead.is_none_or(|(_, best)| card > best) {
+            lead = Some((i, card));
+        }
+    }
+    if let Some((i, _)) = lead.filter(|&(i, _)| i > 0) {
+        let top = sections[0].1;
+        sections[..=i].rotate_right(1);
+        sections[0].1 = top;
+    }
+}
+
 /// A query's fused ranking and what surfaces report beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ranking {
@@ -316,7 +359,10 @@ pub struct Ranking {
 pub async fn search<S: ShardStore>(reader: &IndexReader<S>, query: &str, mode: RetrievalMode, config: &BundleConfig, caller: &Caller, depth: usize) -> Result<Ranking> {
     config.fusion.validate()?;
     let found = candidates(reader, query.trim(), config, caller, mode != RetrievalMode::Dense, config.candidates.max(depth)).await?;
-    let sections = rank(&found, mode, &config.fusion)?;
+    let mut sections = rank(&found, mode, &config.fusion)?;
+    if mode != RetrievalMode::Lexical && is_topic_query(query, config.topic_lead_words) {
+        lead_with_topic_page(&mut sections, &found.cards, config.default_sections);
+    }
     let top_similarity = found.top_similarity();
     let cosine = found.dense.iter().flatten().copied().collect();
     Ok(Ranking { sections, cosine, top_similarity, exact_pages: found.exact_pages, dense_fault: found.dense_fault })
@@ -418,6 +464,35 @@ mod tests {
         // card_weight 0 = sections alone.
         let sections_only = dense_ranking(&dense, &cards, 0.0, &[]);
         assert_eq!(sections_only.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b]);
+    }
+
+    #[test]
+    fn topic_queries_are_short_and_ask_no_question() {
+        assert!(is_topic_query("k8s", 4));
+        assert!(is_topic_query("blue green release strategy", 4));
+        assert!(!is_topic_query("blue green release strategy for services", 4), "too long");
+        assert!(!is_topic_query("How to plan a sprint", 6), "a question");
+        assert!(!is_topic_query("   ", 4));
+        assert!(!is_topic_query("k8s", 0), "0 = never");
+    }
+
+    #[test]
+    fn a_topic_query_leads_with_the_page_its_card_names_within_the_window() {
+        let (a0, b0, a1, c0, d0) = (SectionKey::new(1, 0), SectionKey::new(2, 0), SectionKey::new(1, 1), SectionKey::new(3, 0), SectionKey::new(4, 0));
+        let ranked = vec![(a0, 0.9), (b0, 0.8), (a1, 0.7), (c0, 0.6), (d0, 0.5)];
+        let cards: BTreeMap<u32, f32> = [(1, 0.3), (2, 0.4), (3, 0.7), (4, 0.9)].into_iter().collect();
+        // Page 3 has the best card within the first four sections; page 4 is outside the window.
+        let mut led = ranked.clone();
+        lead_with_topic_page(&mut led, &cards, 4);
+        assert_eq!(led.iter().map(|x| x.0).collect::<Vec<_>>(), vec![c0, a0, b0, a1, d0]);
+        assert_eq!(led[0].1, 0.9, "the lead takes the first score");
+        assert!(led.windows(2).all(|w| w[0].1 >= w[1].1), "scores stay in order");
+        // The best card already leads: nothing moves. No cards: nothing moves.
+        let mut same = ranked.clone();
+        lead_with_topic_page(&mut same, &[(1, 0.9)].into_iter().collect(), 4);
+        assert_eq!(same, ranked);
+        lead_with_topic_page(&mut same, &BTreeMap::new(), 4);
+        assert_eq!(same, ranked);
     }
 
     #[test]
