@@ -45,12 +45,12 @@ type EdgeMap = BTreeMap<(usize, &'static str, usize), (u32, Map<String, Value>)>
 
 /// The keys of the pages that make the cluster `name` visible: those of the spine
 /// ([`Spine::visibility_pages`]), or for a value the spine rejects as a cluster path (it still
-/// gets a concept), the pages naming it.
-fn cluster_visibility_keys(name: &str, spine: &Spine, order: &[&KgPageInput<'_>], by_slug: &HashMap<&str, &PageRecord>) -> Vec<u32> {
+/// gets a concept), the pages naming it (`naming`: cluster value → keys of the pages naming it).
+fn cluster_visibility_keys(name: &str, spine: &Spine, naming: &HashMap<&str, Vec<u32>>, by_slug: &HashMap<&str, &PageRecord>) -> Vec<u32> {
     let mut keys: Vec<u32> = if spine.cluster(name).is_some() {
         spine.visibility_pages(name).iter().filter_map(|slug| by_slug.get(slug.as_str())).map(|r| r.key).collect()
     } else {
-        order.iter().filter(|p| p.record.clusters.iter().any(|c| c == name)).map(|p| p.record.key).collect()
+        naming.get(name).cloned().unwrap_or_default()
     };
     keys.sort_unstable();
     keys.dedup();
@@ -86,9 +86,12 @@ impl Builder {
         self.nodes.len() - 1
     }
 
+    /// Record that `page` mentions `node`. Pages are built one after the other, so a page
+    /// already recorded is the node's last one (comparing with every page recorded made the
+    /// build quadratic in the pages sharing a tag: minutes at 120k pages).
     fn back(&mut self, node: usize, page: &PageRecord) {
         let pages = &mut self.nodes[node].pages;
-        if !pages.iter().any(|(k, _)| *k == page.key) {
+        if pages.last().is_none_or(|(k, _)| *k != page.key) {
             pages.push((page.key, page.slug.clone()));
         }
     }
@@ -270,9 +273,15 @@ pub fn build(
     for n in &mut b.nodes {
         n.pages.sort_by(|a, c| a.1.cmp(&c.1));
     }
+    let mut naming: HashMap<&str, Vec<u32>> = HashMap::new();
+    for p in &order {
+        for cluster in &p.record.clusters {
+            naming.entry(cluster.as_str()).or_default().push(p.record.key);
+        }
+    }
     let mut any_of: HashMap<(usize, &'static str, usize), Vec<u32>> = HashMap::new();
     for (&(c, pc), names) in &sub_cluster_edges {
-        let mut keys: Vec<u32> = names.iter().flat_map(|name| cluster_visibility_keys(name, spine, &order, &by_slug)).collect();
+        let mut keys: Vec<u32> = names.iter().flat_map(|name| cluster_visibility_keys(name, spine, &naming, &by_slug)).collect();
         keys.sort_unstable();
         keys.dedup();
         any_of.insert((pc, "contains", c), keys.clone());
@@ -318,8 +327,12 @@ pub fn build(
         .collect();
     edges.sort_by(|a, c| (a.source, &a.predicate, a.target).cmp(&(c.source, &c.predicate, c.target)));
 
-    // Mentions.
-    let mut first_word: HashMap<String, Vec<(Vec<String>, u32)>> = HashMap::new();
+    // Mentions: every node name (and page title) as a word sequence; each position of a
+    // section's words is looked up once per distinct length of the names starting with its
+    // word (comparing it with every such name was quadratic in the pages whose titles share a
+    // first word: most of a 120k-page build).
+    let mut by_words: HashMap<Vec<String>, Vec<u32>> = HashMap::new();
+    let mut lengths: HashMap<String, BTreeSet<usize>> = HashMap::new();
     for (i, n) in nodes.iter().enumerate() {
         let mut names = vec![n.name.clone()];
         if n.kind == NodeKind::Page {
@@ -328,7 +341,8 @@ pub fn build(
             }
         }
         for seq in names.iter().filter_map(|name| matchable(name)) {
-            first_word.entry(seq[0].clone()).or_default().push((seq, i as u32));
+            lengths.entry(seq[0].clone()).or_default().insert(seq.len());
+            by_words.entry(seq).or_default().push(i as u32);
         }
     }
     let mut mentions = BTreeSet::new();
@@ -336,10 +350,11 @@ pub fn build(
         for (c, text) in p.sections.iter().enumerate() {
             let w = words(text);
             for start in 0..w.len() {
-                let Some(cands) = first_word.get(&w[start]) else { continue };
-                for (seq, node) in cands {
-                    if w.get(start..start + seq.len()).is_some_and(|s| s == seq.as_slice()) {
-                        mentions.insert(Mention { node: *node, page: p.record.key, chunk: c as u32 });
+                let Some(lens) = lengths.get(&w[start]) else { continue };
+                for &len in lens {
+                    let Some(nodes) = w.get(start..start + len).and_then(|seq| by_words.get(seq)) else { continue };
+                    for &node in nodes {
+                        mentions.insert(Mention { node, page: p.record.key, chunk: c as u32 });
                     }
                 }
             }

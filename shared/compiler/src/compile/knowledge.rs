@@ -25,8 +25,9 @@ pub(super) fn knowledge(
     // 6b. Knowledge graph, mentions and the RDF projection.
     let sidecar = options.entity_sidecar.as_ref();
     if let Some(sc) = sidecar {
+        let slugs: std::collections::HashSet<&str> = records.iter().map(|r| r.slug.as_str()).collect();
         for (slug, line) in &sc.lines {
-            if !records.iter().any(|r| &r.slug == slug) {
+            if !slugs.contains(slug.as_str()) {
                 warnings.push(BuildWarning {
                     kind: "UNKNOWN_SIDECAR_PAGE".into(),
                     file: Some(wikantik_text::entity_sidecar::SIDECAR_PATH.into()),
@@ -57,11 +58,13 @@ pub(super) fn knowledge(
 
 /// Every page's citations, graded against their targets' current text.
 pub(super) fn citations(pages: &[ParsedPage], records: &[PageRecord], warnings: &mut Vec<BuildWarning>) -> Vec<CitationEdge> {
-    // 7. Citations, graded against their targets.
+    // 7. Citations, graded against their targets (found by canonical id in one map: a scan of
+    // every page per citation is quadratic).
     let mut citations = Vec::new();
+    let by_canonical_id: std::collections::HashMap<&str, usize> = records.iter().enumerate().rev().map(|(i, r)| (r.canonical_id.as_str(), i)).collect();
     for (i, page) in pages.iter().enumerate() {
         for c in parse_citations(&page.body) {
-            let target = records.iter().position(|r| r.canonical_id == c.target_canonical_id);
+            let target = by_canonical_id.get(c.target_canonical_id.as_str()).copied();
             let status = grade(&c, target.map(|t| pages[t].body.as_str()));
             if status != CitationStatus::Current {
                 warnings.push(BuildWarning {
