@@ -253,19 +253,17 @@ impl<'a> LexicalIndexBuilder<'a> {
     /// weight, as one `body` field. Sections must be added in ascending key order.
     pub fn add_section_document(&mut self, key: SectionKey, page: &PageText<'_>, heading_path: &[String], body: &str) {
         let DocumentModel::Section { weights } = self.document else { return };
+        let terms = section_document_terms(self.analyzer, &weights, page, heading_path, body);
+        self.add_section_terms(key, terms);
+    }
+
+    /// Index one section document already analysed by [`section_document_terms`] (a build
+    /// analyses sections on several threads, then adds them in key order).
+    pub fn add_section_terms(&mut self, key: SectionKey, terms: Vec<String>) {
+        if !matches!(self.document, DocumentModel::Section { .. }) {
+            return;
+        }
         self.sections += 1;
-        let mut terms = Vec::new();
-        let mut part = |text: &str, weight: u32| {
-            let analyzed = self.analyzer.terms(text);
-            for _ in 0..weight {
-                terms.extend(analyzed.iter().cloned());
-            }
-        };
-        part(page.title, weights.title);
-        part(page.summary, weights.summary);
-        part(&page.tags.join(" "), weights.tags);
-        part(&heading_path.join(" "), weights.heading);
-        part(body, weights.body);
         self.add_terms(key.0, Field::Body, terms);
     }
 
@@ -336,6 +334,24 @@ impl<'a> LexicalIndexBuilder<'a> {
             .collect();
         (stats, entries)
     }
+}
+
+/// The analysed terms of one section document ([`DocumentModel::Section`]): its page's title,
+/// summary and tags, its heading path and its text, each repeated by its weight.
+pub fn section_document_terms(analyzer: &Analyzer, weights: &DocumentWeights, page: &PageText<'_>, heading_path: &[String], body: &str) -> Vec<String> {
+    let mut terms = Vec::new();
+    let mut part = |text: &str, weight: u32| {
+        let analyzed = analyzer.terms(text);
+        for _ in 0..weight {
+            terms.extend(analyzed.iter().cloned());
+        }
+    };
+    part(page.title, weights.title);
+    part(page.summary, weights.summary);
+    part(&page.tags.join(" "), weights.tags);
+    part(&heading_path.join(" "), weights.heading);
+    part(body, weights.body);
+    terms
 }
 
 /// The page-level text of a section document.

@@ -11,7 +11,8 @@ use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
 use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
 use wikantik_format::manifest::{BuildStats, Manifest};
 use wikantik_format::payload::*;
-use wikantik_format::shard::{content_defined_partitions, encode_blob, encode_shard, ShardKind};
+use rayon::prelude::*;
+use wikantik_format::shard::{content_defined_partitions, encode_blob, encode_shard, EncodedShard, ShardKind};
 use wikantik_format::spine::Spine;
 use wikantik_format::vectors::{DenseInfo, VectorPartition, CARD_TEXT, PROFILE_LITE, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
 use wikantik_sparql::Store;
@@ -40,6 +41,9 @@ pub(super) struct Built {
     pub warnings: Vec<BuildWarning>,
 }
 
+/// Page-range partitions encoded together on every core between two progress reports.
+const ENCODE_BATCH: usize = 64;
+
 /// The shards and the manifest of a build.
 pub(super) fn encode(
     built: Built,
@@ -63,7 +67,9 @@ pub(super) fn encode(
     // Page-range partitions carry no key range in the manifest: readers find a page's partition
     // in the page index (or its record), never by slug range, and two slugs per row were a
     // fifth of the manifest's bytes.
-    for (p, range) in partitions.iter().enumerate() {
+    // Each page-range partition's `sections` and `bodies` shards, encoded (CBOR, gzip,
+    // SHA-256) on every core; in partition order, so the bytes are the same either way.
+    let encode_range = |p: usize, range: &std::ops::Range<usize>| -> Result<[EncodedShard; 2]> {
         let section_payload = SectionPartition {
             pages: range
                 .clone()
@@ -84,8 +90,6 @@ pub(super) fn encode(
                 })
                 .collect(),
         };
-        shards.push(encode_shard(ShardKind::Sections, p as u32, &section_payload, None, None)?);
-        tick(progress);
         let body_payload = BodyPartition {
             pages: range
                 .clone()
@@ -97,8 +101,15 @@ pub(super) fn encode(
                 })
                 .collect(),
         };
-        shards.push(encode_shard(ShardKind::Bodies, p as u32, &body_payload, None, None)?);
-        tick(progress);
+        Ok([encode_shard(ShardKind::Sections, p as u32, &section_payload, None, None)?, encode_shard(ShardKind::Bodies, p as u32, &body_payload, None, None)?])
+    };
+    for (start, batch) in (0..partitions.len()).step_by(ENCODE_BATCH).map(|s| (s, &partitions[s..(s + ENCODE_BATCH).min(partitions.len())])) {
+        let encoded: Vec<[EncodedShard; 2]> = batch.par_iter().enumerate().map(|(j, range)| encode_range(start + j, range)).collect::<Result<_>>()?;
+        for pair in encoded {
+            shards.extend(pair);
+            tick(progress);
+            tick(progress);
+        }
     }
     let mut encoder_id = None;
     match (vectors, &lite_table) {
@@ -149,22 +160,24 @@ pub(super) fn encode(
         options.terms_per_partition,
     );
     let mut entries: Vec<Option<TermEntry>> = entries.into_iter().map(Some).collect();
-    for (p, range) in term_ranges.iter().enumerate() {
-        let terms: Vec<TermEntry> = range.clone().filter_map(|i| entries.get_mut(i).and_then(Option::take)).collect();
-        // The first partition is unbounded below so every term routes somewhere.
-        let first = if p == 0 { None } else { terms.first().map(|t| t.term.clone()) };
-        let last = terms.last().map(|t| t.term.clone());
-        shards.push(encode_shard(ShardKind::Terms, p as u32, &TermPartition { terms }, first, last)?);
-    }
+    let term_partitions: Vec<Vec<TermEntry>> =
+        term_ranges.iter().map(|range| range.clone().filter_map(|i| entries.get_mut(i).and_then(Option::take)).collect()).collect();
+    drop(entries);
+    let encoded: Vec<EncodedShard> = term_partitions
+        .into_par_iter()
+        .enumerate()
+        .map(|(p, terms)| {
+            // The first partition is unbounded below so every term routes somewhere.
+            let first = if p == 0 { None } else { terms.first().map(|t| t.term.clone()) };
+            let last = terms.last().map(|t| t.term.clone());
+            encode_shard(ShardKind::Terms, p as u32, &TermPartition { terms }, first, last)
+        })
+        .collect::<Result<_>>()?;
+    shards.extend(encoded);
     tick(progress);
     let restricted_pages = records.iter().filter(|r| !r.acl.is_open_to_everyone()).count() as u64;
     let table = PageTable::new(records);
-    shards.push(encode_shard(ShardKind::Pages, 0, &table, None, None)?);
-    shards.push(encode_shard(ShardKind::PageIndex, 0, &PageIndex::of(&table), None, None)?);
-    tick(progress);
     let link_count = graph.edge_count() as u64;
-    shards.push(encode_shard(ShardKind::Graph, 0, &GraphShard { graph }, None, None)?);
-    tick(progress);
     let stats = BuildStats {
         pages: table.pages.len() as u64,
         sections: lexical_stats.sections,
@@ -176,19 +189,30 @@ pub(super) fn encode(
         restricted_pages,
         warnings: warnings.len() as u64,
     };
-    shards.push(encode_shard(ShardKind::Spine, 0, &SpineShard { spine }, None, None)?);
-    tick(progress);
-    shards.push(encode_shard(ShardKind::Citations, 0, &CitationTable { citations }, None, None)?);
-    tick(progress);
-    shards.push(encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)?);
-    shards.push(encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?);
+    // The single shards of the whole wiki are independent: encoded on every core, listed in
+    // the same order as ever.
     let (mut rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
     rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
-    shards.push(encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)?);
-    for (p, partition) in rdf_partitions.iter().enumerate() {
-        shards.push(encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)?);
+    let (graph, spine, citations) = (GraphShard { graph }, SpineShard { spine }, CitationTable { citations });
+    type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
+    let singles: Vec<Encode<'_>> = vec![
+        Box::new(|| encode_shard(ShardKind::Pages, 0, &table, None, None)),
+        Box::new(|| encode_shard(ShardKind::PageIndex, 0, &PageIndex::of(&table), None, None)),
+        Box::new(|| encode_shard(ShardKind::Graph, 0, &graph, None, None)),
+        Box::new(|| encode_shard(ShardKind::Spine, 0, &spine, None, None)),
+        Box::new(|| encode_shard(ShardKind::Citations, 0, &citations, None, None)),
+        Box::new(|| encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)),
+        Box::new(|| encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)),
+        Box::new(|| encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)),
+    ];
+    let encoded: Vec<EncodedShard> = singles.par_iter().map(|encode| encode()).collect::<Result<_>>()?;
+    let triples: Vec<EncodedShard> =
+        rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect::<Result<_>>()?;
+    shards.extend(encoded);
+    shards.extend(triples);
+    for _ in 0..5 {
+        tick(progress);
     }
-    tick(progress);
 
     let section_count = lexical_stats.sections;
     let mut manifest = Manifest::new(
