@@ -23,53 +23,65 @@ use super::{CompileOptions, ParsedPage, VectorBuild};
 
 /// What the phases before produced, consumed by [`encode`].
 pub(super) struct Built {
-    pub pages: Vec<ParsedPage>,
-    pub slugs: Vec<String>,
+    /// The `sections` and `bodies` shards, encoded before the BM25 index
+    /// ([`encode_page_partitions`]).
+    pub page_partitions: Vec<EncodedShard>,
     pub keys: Vec<u32>,
-    pub chunks: Vec<Vec<Chunk>>,
     pub partitions: Vec<Range<usize>>,
     pub records: Vec<PageRecord>,
     pub spine: Spine,
     pub graph: PageGraph,
     pub citations: Vec<CitationEdge>,
-    pub knowledge_graph: KnowledgeGraph,
-    pub mention_index: MentionIndex,
-    pub rdf_store: Store,
+    /// The `kg`, `mentions`, `rdf` and `rdf-triples` shards, encoded as soon as they were built
+    /// ([`encode_knowledge`]).
+    pub knowledge: Vec<EncodedShard>,
     pub lexical_stats: LexicalStats,
     pub entries: Vec<TermEntry>,
     pub embedded: Option<Embedded>,
     pub warnings: Vec<BuildWarning>,
 }
 
+/// The knowledge graph, its mentions and the RDF store as shards (`kg`, `mentions`, `rdf`, then
+/// the `rdf-triples` partitions), encoded on every core. A build encodes them as soon as they
+/// exist and drops the structures, which are several times their encoded size (2 GB at 120k
+/// pages) and would otherwise be held through the BM25 index.
+pub(super) fn encode_knowledge(knowledge_graph: KnowledgeGraph, mention_index: MentionIndex, rdf_store: Store, options: &CompileOptions) -> Result<Vec<EncodedShard>> {
+    let (mut rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+    rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
+    let (graph, rest) = rayon::join(
+        || rayon::join(|| encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None), || encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)),
+        || {
+            let directory = encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None);
+            let triples: Result<Vec<EncodedShard>> =
+                rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect();
+            (directory, triples)
+        },
+    );
+    let mut shards = vec![graph.0?, graph.1?, rest.0?];
+    shards.extend(rest.1?);
+    Ok(shards)
+}
+
 /// Page-range partitions encoded together on every core between two progress reports.
 const ENCODE_BATCH: usize = 64;
 
-/// The shards and the manifest of a build.
-pub(super) fn encode(
-    built: Built,
-    options: &CompileOptions,
-    vectors: Option<&VectorBuild<'_>>,
+/// Each page-range partition's `sections` and `bodies` shards, encoded (CBOR, gzip, SHA-256)
+/// on every core, in partition order, so the bytes are the same either way. A build encodes
+/// them before its BM25 index and then drops the parsed pages (their text and frontmatter:
+/// the largest structure of a build after the postings). Page-range partitions carry no key
+/// range in the manifest: readers find a page's partition in the page index (or its record),
+/// never by slug range, and two slugs per row were a fifth of the manifest's bytes.
+pub(super) fn encode_page_partitions(
+    pages: &[ParsedPage],
+    slugs: &[String],
+    keys: &[u32],
+    chunks: &[Vec<Chunk>],
+    records: &[PageRecord],
+    partitions: &[Range<usize>],
     progress: &mut dyn FnMut(Stage, usize, usize),
-) -> Result<CompiledIndex> {
-    let Built { pages, slugs, keys, chunks, partitions, records, spine, graph, citations, knowledge_graph, mention_index, rdf_store, lexical_stats, entries, embedded, warnings } = built;
-    let (embeddings, lite_table) = match embedded {
-        Some(Embedded { sections, cards, lite_table }) => (Some((sections, cards)), lite_table),
-        None => (None, None),
-    };
-    let mut shards = Vec::new();
-    let mut vector_partitions: Vec<VectorPartition> = Vec::new();
-    let encode_total = partitions.len() * 2 + 6;
-    let mut encoded = 0usize;
-    let mut tick = |progress: &mut dyn FnMut(Stage, usize, usize)| {
-        encoded += 1;
-        progress(Stage::Encode, encoded.min(encode_total), encode_total);
-    };
-    // Page-range partitions carry no key range in the manifest: readers find a page's partition
-    // in the page index (or its record), never by slug range, and two slugs per row were a
-    // fifth of the manifest's bytes.
-    // Each page-range partition's `sections` and `bodies` shards, encoded (CBOR, gzip,
-    // SHA-256) on every core; in partition order, so the bytes are the same either way.
-    let encode_range = |p: usize, range: &std::ops::Range<usize>| -> Result<[EncodedShard; 2]> {
+) -> Result<Vec<EncodedShard>> {
+    let total = encode_total(partitions);
+    let encode_range = |p: usize, range: &Range<usize>| -> Result<[EncodedShard; 2]> {
         let section_payload = SectionPartition {
             pages: range
                 .clone()
@@ -103,14 +115,40 @@ pub(super) fn encode(
         };
         Ok([encode_shard(ShardKind::Sections, p as u32, &section_payload, None, None)?, encode_shard(ShardKind::Bodies, p as u32, &body_payload, None, None)?])
     };
+    let mut shards = Vec::with_capacity(partitions.len() * 2);
     for (start, batch) in (0..partitions.len()).step_by(ENCODE_BATCH).map(|s| (s, &partitions[s..(s + ENCODE_BATCH).min(partitions.len())])) {
         let encoded: Vec<[EncodedShard; 2]> = batch.par_iter().enumerate().map(|(j, range)| encode_range(start + j, range)).collect::<Result<_>>()?;
-        for pair in encoded {
-            shards.extend(pair);
-            tick(progress);
-            tick(progress);
-        }
+        shards.extend(encoded.into_iter().flatten());
+        progress(Stage::Encode, shards.len().min(total), total);
     }
+    Ok(shards)
+}
+
+/// What the encode stage counts: two shards per page-range partition, then six steps.
+fn encode_total(partitions: &[Range<usize>]) -> usize {
+    partitions.len() * 2 + 6
+}
+
+/// The shards and the manifest of a build.
+pub(super) fn encode(
+    built: Built,
+    options: &CompileOptions,
+    vectors: Option<&VectorBuild<'_>>,
+    progress: &mut dyn FnMut(Stage, usize, usize),
+) -> Result<CompiledIndex> {
+    let Built { page_partitions, keys, partitions, records, spine, graph, citations, knowledge, lexical_stats, entries, embedded, warnings } = built;
+    let (embeddings, lite_table) = match embedded {
+        Some(Embedded { sections, cards, lite_table }) => (Some((sections, cards)), lite_table),
+        None => (None, None),
+    };
+    let mut shards = page_partitions;
+    let mut vector_partitions: Vec<VectorPartition> = Vec::new();
+    let encode_total = encode_total(&partitions);
+    let mut encoded = shards.len();
+    let mut tick = |progress: &mut dyn FnMut(Stage, usize, usize)| {
+        encoded += 1;
+        progress(Stage::Encode, encoded.min(encode_total), encode_total);
+    };
     let mut encoder_id = None;
     match (vectors, &lite_table) {
         (Some(_), Some(table)) => {
@@ -191,8 +229,6 @@ pub(super) fn encode(
     };
     // The single shards of the whole wiki are independent: encoded on every core, listed in
     // the same order as ever.
-    let (mut rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
-    rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
     let (graph, spine, citations) = (GraphShard { graph }, SpineShard { spine }, CitationTable { citations });
     type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
     let singles: Vec<Encode<'_>> = vec![
@@ -201,15 +237,10 @@ pub(super) fn encode(
         Box::new(|| encode_shard(ShardKind::Graph, 0, &graph, None, None)),
         Box::new(|| encode_shard(ShardKind::Spine, 0, &spine, None, None)),
         Box::new(|| encode_shard(ShardKind::Citations, 0, &citations, None, None)),
-        Box::new(|| encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None)),
-        Box::new(|| encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)),
-        Box::new(|| encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None)),
     ];
     let encoded: Vec<EncodedShard> = singles.par_iter().map(|encode| encode()).collect::<Result<_>>()?;
-    let triples: Vec<EncodedShard> =
-        rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect::<Result<_>>()?;
     shards.extend(encoded);
-    shards.extend(triples);
+    shards.extend(knowledge);
     for _ in 0..5 {
         tick(progress);
     }

@@ -183,27 +183,29 @@ pub fn compile_with_vectors(
     let records = pages::page_records(&pages, &canonical_ids, &keys, &parts, &partitions);
     // 6b–7. Knowledge graph, mentions, RDF projection; citations graded against their targets.
     let (knowledge_graph, mention_index, rdf_store) = knowledge::knowledge(&pages, &records, &parts, &spine, options, &mut warnings)?;
+    let knowledge = encode::encode_knowledge(knowledge_graph, mention_index, rdf_store, options)?;
     let citations = knowledge::citations(&pages, &records, &mut warnings);
+    // 9a. The page-range shards; the parsed pages are not needed past them.
+    let page_partitions = encode::encode_page_partitions(&pages, &slugs, &keys, &parts.chunks, &records, &partitions, progress)?;
+    drop(pages);
+    drop(slugs);
     // 8. Lexical index; 8b. embeddings and the lite table.
     let (lexical_stats, entries) = lexical::lexical_index(&records, &parts.chunks, &keys, options, progress);
     let embedded = match vectors {
         Some(v) => Some(embed::embed(v, &records, &parts.chunks, progress)?),
         None => None,
     };
+    drop(parts);
     // 9. Shards and manifest.
     let built = encode::Built {
-        pages,
-        slugs,
+        page_partitions,
         keys,
-        chunks: parts.chunks,
         partitions,
         records,
         spine,
         graph,
         citations,
-        knowledge_graph,
-        mention_index,
-        rdf_store,
+        knowledge,
         lexical_stats,
         entries,
         embedded,
