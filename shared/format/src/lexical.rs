@@ -244,21 +244,15 @@ pub struct LexicalIndexBuilder<'a> {
 impl<'a> LexicalIndexBuilder<'a> {
     /// A builder of `document`'s kind: for [`DocumentModel::PageFields`] call
     /// [`Self::add_page`] and [`Self::add_section`], for [`DocumentModel::Section`]
-    /// [`Self::add_section_document`].
+    /// [`Self::count_page`] and [`Self::add_section_terms`] with each section's
+    /// [`section_document_terms`].
     pub fn new(analyzer: &'a Analyzer, document: DocumentModel) -> Self {
         LexicalIndexBuilder { analyzer, terms: BTreeMap::new(), stats: Default::default(), sections: 0, pages: 0, document }
     }
 
-    /// Index one section document ([`DocumentModel::Section`]): every part repeated by its
-    /// weight, as one `body` field. Sections must be added in ascending key order.
-    pub fn add_section_document(&mut self, key: SectionKey, page: &PageText<'_>, heading_path: &[String], body: &str) {
-        let DocumentModel::Section { weights } = self.document else { return };
-        let terms = section_document_terms(self.analyzer, &weights, page, heading_path, body);
-        self.add_section_terms(key, terms);
-    }
-
-    /// Index one section document already analysed by [`section_document_terms`] (a build
-    /// analyses sections on several threads, then adds them in key order).
+    /// Index one section document ([`DocumentModel::Section`]) from its
+    /// [`section_document_terms`], as one `body` field. Sections must be added in ascending key
+    /// order (a build analyses them on several threads, then adds them in key order).
     pub fn add_section_terms(&mut self, key: SectionKey, terms: Vec<String>) {
         if !matches!(self.document, DocumentModel::Section { .. }) {
             return;
