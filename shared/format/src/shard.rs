@@ -199,6 +199,40 @@ pub fn compress_if_worthwhile(raw: Vec<u8>) -> Result<(Vec<u8>, bool)> {
     }
 }
 
+/// [`compress_if_worthwhile`] of `value`'s CBOR, the CBOR streamed into the compressor instead
+/// of held whole first (the same bytes: deflate's output does not depend on how its input is
+/// split): a whole-wiki shard's CBOR is hundreds of megabytes at 100k pages, and the growing
+/// buffer held it up to twice. Encoded again, uncompressed, in the rare case gzip does not pay.
+fn cbor_compressed_if_worthwhile<T: Serialize>(value: &T) -> Result<(Vec<u8>, bool)> {
+    /// Counts the bytes written through it.
+    struct Counted<W> {
+        inner: W,
+        count: usize,
+    }
+    impl<W: Write> Write for Counted<W> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let written = self.inner.write(buf)?;
+            self.count += written;
+            Ok(written)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.inner.flush()
+        }
+    }
+    let cannot = |e: &dyn std::fmt::Display| Error::Invalid(format!("cannot compress: {e}"));
+    let encoder = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::best());
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, Counted { inner: encoder, count: 0 });
+    ciborium::into_writer(value, &mut buffered).map_err(|e| Error::Invalid(format!("cannot encode CBOR: {e}")))?;
+    let counted = buffered.into_inner().map_err(|e| cannot(e.error()))?;
+    let raw_len = counted.count;
+    let packed = counted.inner.finish().map_err(|e| cannot(&e))?;
+    if packed.len() * 10 <= raw_len * 9 {
+        Ok((packed, true))
+    } else {
+        Ok((to_cbor(value)?, false))
+    }
+}
+
 /// The CBOR inside a stored object: inflated when it is a gzip member, as is otherwise (every
 /// object written before compression existed). `name` is used in errors.
 pub fn inflate<'a>(name: &str, stored: &'a [u8]) -> Result<Cow<'a, [u8]>> {
@@ -225,7 +259,7 @@ pub fn encode_shard<T: Serialize>(
     first_key: Option<String>,
     last_key: Option<String>,
 ) -> Result<EncodedShard> {
-    let (bytes, compressed) = compress_if_worthwhile(to_cbor(&EnvelopeOut { format: FORMAT_VERSION, kind, partition, payload })?)?;
+    let (bytes, compressed) = cbor_compressed_if_worthwhile(&EnvelopeOut { format: FORMAT_VERSION, kind, partition, payload })?;
     let suffix = if compressed { "cbor.gz" } else { "cbor" };
     Ok(named(kind, partition, bytes, suffix, first_key, last_key))
 }
@@ -380,6 +414,25 @@ mod tests {
         assert!(raw_size > shard.entry.size, "the cache counts the inflated size");
         // Deterministic: the same payload gives the same object.
         assert_eq!(encode_shard(ShardKind::Sections, 1, &p, None, None).unwrap(), shard);
+    }
+
+    /// Streaming the CBOR into the compressor stores the bytes compressing it whole did, for
+    /// shards of every size (the build streams; the pinned manifests were written whole).
+    #[test]
+    fn streamed_compression_gives_the_bytes_of_whole_compression() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut word = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            format!("w{}", state % 5000)
+        };
+        for n in [0, 1, 200, 20_000, 400_000] {
+            let p = Payload { words: (0..n).map(|_| word()).collect(), n: n as u64 };
+            let envelope = EnvelopeOut { format: FORMAT_VERSION, kind: ShardKind::Sections, partition: 1, payload: &p };
+            let whole = compress_if_worthwhile(to_cbor(&envelope).unwrap()).unwrap();
+            assert_eq!(cbor_compressed_if_worthwhile(&envelope).unwrap(), whole, "{n} words");
+        }
     }
 
     #[test]
