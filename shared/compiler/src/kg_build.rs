@@ -307,7 +307,10 @@ pub fn build(
     for (new, &old) in perm.iter().enumerate() {
         new_index[old] = new as u32;
     }
-    let nodes: Vec<KgNode> = perm.iter().map(|&old| b.nodes[old].clone()).collect();
+    drop(b.index);
+    let mut slots: Vec<Option<KgNode>> = b.nodes.into_iter().map(Some).collect();
+    let nodes: Vec<KgNode> = perm.iter().filter_map(|&old| slots[old].take()).collect();
+    drop(slots);
     let mut edges: Vec<KgEdge> = b
         .edges
         .into_iter()
@@ -345,22 +348,29 @@ pub fn build(
             by_words.entry(seq).or_default().push(i as u32);
         }
     }
-    let mut mentions = BTreeSet::new();
+    // Gathered in a vector, then sorted and deduplicated: a set costs several times the
+    // bytes of the mentions (tens of millions at 120k pages).
+    let mut mentions = Vec::new();
+    let mut in_section: Vec<u32> = Vec::new();
     for p in &order {
         for (c, text) in p.sections.iter().enumerate() {
             let w = words(text);
+            in_section.clear();
             for start in 0..w.len() {
                 let Some(lens) = lengths.get(&w[start]) else { continue };
                 for &len in lens {
                     let Some(nodes) = w.get(start..start + len).and_then(|seq| by_words.get(seq)) else { continue };
-                    for &node in nodes {
-                        mentions.insert(Mention { node, page: p.record.key, chunk: c as u32 });
-                    }
+                    in_section.extend_from_slice(nodes);
                 }
             }
+            in_section.sort_unstable();
+            in_section.dedup();
+            mentions.extend(in_section.iter().map(|&node| Mention { node, page: p.record.key, chunk: c as u32 }));
         }
     }
-    (KnowledgeGraph { nodes, edges }, MentionIndex { mentions: mentions.into_iter().collect() })
+    mentions.sort_unstable();
+    mentions.shrink_to_fit();
+    (KnowledgeGraph { nodes, edges }, MentionIndex { mentions })
 }
 
 fn mark_kind(node: &mut KgNode, kind: &str) {

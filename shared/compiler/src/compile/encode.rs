@@ -15,7 +15,6 @@ use rayon::prelude::*;
 use wikantik_format::shard::{content_defined_partitions, encode_blob, encode_shard, EncodedShard, ShardKind};
 use wikantik_format::spine::Spine;
 use wikantik_format::vectors::{DenseInfo, VectorPartition, CARD_TEXT, PROFILE_LITE, PROFILE_QUALITY, TEXT_CONTEXTUAL, TEXT_PLAIN};
-use wikantik_sparql::Store;
 use wikantik_text::chunk::Chunk;
 
 use super::embed::Embedded;
@@ -41,24 +40,25 @@ pub(super) struct Built {
     pub warnings: Vec<BuildWarning>,
 }
 
-/// The knowledge graph, its mentions and the RDF store as shards (`kg`, `mentions`, `rdf`, then
-/// the `rdf-triples` partitions), encoded on every core. A build encodes them as soon as they
-/// exist and drops the structures, which are several times their encoded size (2 GB at 120k
-/// pages) and would otherwise be held through the BM25 index.
-pub(super) fn encode_knowledge(knowledge_graph: KnowledgeGraph, mention_index: MentionIndex, rdf_store: Store, options: &CompileOptions) -> Result<Vec<EncodedShard>> {
-    let (mut rdf_directory, rdf_partitions) = rdf_store.split(options.rdf_partition_entries);
+/// The knowledge graph, its mentions and the RDF store projected from the graph as shards
+/// (`kg`, `mentions`, `rdf`, then the `rdf-triples` partitions), encoded on every core as soon
+/// as each exists, and each structure dropped once encoded: they are several times their
+/// encoded size (2 GB at 120k pages together) and would otherwise be held at once and through
+/// the BM25 index. The mentions go first; the graph is encoded while the RDF store is
+/// projected from it.
+pub(super) fn encode_knowledge(knowledge_graph: KnowledgeGraph, mention_index: MentionIndex, records: &[PageRecord], options: &CompileOptions) -> Result<Vec<EncodedShard>> {
+    let mentions = encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?;
+    drop(mention_index);
+    let (graph, rdf_store) = rayon::join(|| encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None), || super::knowledge::rdf_projection(records, &knowledge_graph));
+    drop(knowledge_graph);
+    let (mut rdf_directory, rdf_partitions) = rdf_store?.split(options.rdf_partition_entries);
     rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
-    let (graph, rest) = rayon::join(
-        || rayon::join(|| encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None), || encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)),
-        || {
-            let directory = encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None);
-            let triples: Result<Vec<EncodedShard>> =
-                rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect();
-            (directory, triples)
-        },
+    let (directory, triples) = rayon::join(
+        || encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None),
+        || rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect::<Result<Vec<EncodedShard>>>(),
     );
-    let mut shards = vec![graph.0?, graph.1?, rest.0?];
-    shards.extend(rest.1?);
+    let mut shards = vec![graph?, mentions, directory?];
+    shards.extend(triples?);
     Ok(shards)
 }
 

@@ -9,20 +9,22 @@ use wikantik_format::spine::Spine;
 use wikantik_sparql::Store;
 use wikantik_text::citation::{grade, parse_citations};
 
+use wikantik_text::page::Frontmatter;
+
 use super::pages::PageParts;
 use super::{CompileOptions, ParsedPage};
 
-/// The knowledge graph, the mention index and the RDF store projected from them.
+/// The knowledge graph and its mention index.
 pub(super) fn knowledge(
-    pages: &[ParsedPage],
+    frontmatters: &[Frontmatter],
     records: &[PageRecord],
     parts: &PageParts,
     spine: &Spine,
     options: &CompileOptions,
     warnings: &mut Vec<BuildWarning>,
-) -> Result<(KnowledgeGraph, MentionIndex, Store)> {
+) -> Result<(KnowledgeGraph, MentionIndex)> {
     let (links, chunks) = (&parts.links, &parts.chunks);
-    // 6b. Knowledge graph, mentions and the RDF projection.
+    // 6b. Knowledge graph and mentions.
     let sidecar = options.entity_sidecar.as_ref();
     if let Some(sc) = sidecar {
         let slugs: std::collections::HashSet<&str> = records.iter().map(|r| r.slug.as_str()).collect();
@@ -37,23 +39,24 @@ pub(super) fn knowledge(
             }
         }
     }
-    let kg_inputs: Vec<crate::kg_build::KgPageInput<'_>> = pages
+    let kg_inputs: Vec<crate::kg_build::KgPageInput<'_>> = frontmatters
         .iter()
         .enumerate()
-        .map(|(i, p)| crate::kg_build::KgPageInput {
+        .map(|(i, frontmatter)| crate::kg_build::KgPageInput {
             record: &records[i],
             links: &links[i],
-            related: &p.frontmatter.related,
-            frontmatter: &p.frontmatter.fields,
+            related: &frontmatter.related,
+            frontmatter: &frontmatter.fields,
             sections: chunks[i].iter().map(|c| c.text.as_str()).collect(),
             sidecar_entities: sidecar.and_then(|sc| sc.pages.get(&records[i].slug)).map_or(&[], Vec::as_slice),
         })
         .collect();
-    let (knowledge_graph, mention_index) = crate::kg_build::build(&kg_inputs, sidecar, spine);
-    drop(kg_inputs);
-    let rdf_store = wikantik_sparql::ontology::project(records, &knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))?;
-    Ok((knowledge_graph, mention_index, rdf_store))
+    Ok(crate::kg_build::build(&kg_inputs, sidecar, spine))
+}
 
+/// The RDF projection of the knowledge graph (REFERENCE §5.2–5.3).
+pub(super) fn rdf_projection(records: &[PageRecord], knowledge_graph: &KnowledgeGraph) -> Result<Store> {
+    wikantik_sparql::ontology::project(records, knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// Every page's citations, graded against their targets' current text.

@@ -171,7 +171,7 @@ pub fn compile_with_vectors(
     let mut warnings = Vec::new();
     sources.sort_by(|a, b| a.file_name.cmp(&b.file_name));
     // 1–2. Parse; canonical ids: valid and unique authored ids are kept, the rest derived.
-    let pages = parse::parse_sources(sources, options, &mut warnings, progress)?;
+    let mut pages = parse::parse_sources(sources, options, &mut warnings, progress)?;
     let slugs: Vec<String> = pages.iter().map(|p| p.slug.clone()).collect();
     let canonical_ids = parse::resolve_canonical_ids(&pages, &mut warnings);
     let keys = assign_page_keys(&slugs);
@@ -181,14 +181,23 @@ pub fn compile_with_vectors(
     // 5–6. Partitions by page range; the page table.
     let partitions = content_defined_partitions(&slugs, options.pages_per_partition);
     let records = pages::page_records(&pages, &canonical_ids, &keys, &parts, &partitions);
-    // 6b–7. Knowledge graph, mentions, RDF projection; citations graded against their targets.
-    let (knowledge_graph, mention_index, rdf_store) = knowledge::knowledge(&pages, &records, &parts, &spine, options, &mut warnings)?;
-    let knowledge = encode::encode_knowledge(knowledge_graph, mention_index, rdf_store, options)?;
-    let citations = knowledge::citations(&pages, &records, &mut warnings);
-    // 9a. The page-range shards; the parsed pages are not needed past them.
+    // 7. Citations graded against their targets (their warnings are reported after the
+    // knowledge graph's), the last use of a page's body; 9a. the page-range shards, the last
+    // use of its text. Only the frontmatter is kept past them: the text is dropped before the
+    // knowledge graph, the build's largest structure, is made.
+    let mut citation_warnings = Vec::new();
+    let citations = knowledge::citations(&pages, &records, &mut citation_warnings);
+    for page in &mut pages {
+        drop(std::mem::take(&mut page.body));
+    }
     let page_partitions = encode::encode_page_partitions(&pages, &slugs, &keys, &parts.chunks, &records, &partitions, progress)?;
-    drop(pages);
     drop(slugs);
+    let frontmatters: Vec<Frontmatter> = pages.into_iter().map(|p| p.frontmatter).collect();
+    // 6b. Knowledge graph, mentions and the RDF projection, each encoded as soon as it exists.
+    let (knowledge_graph, mention_index) = knowledge::knowledge(&frontmatters, &records, &parts, &spine, options, &mut warnings)?;
+    drop(frontmatters);
+    let knowledge = encode::encode_knowledge(knowledge_graph, mention_index, &records, options)?;
+    warnings.append(&mut citation_warnings);
     // 8. Lexical index; 8b. embeddings and the lite table.
     let (lexical_stats, entries) = lexical::lexical_index(&records, &parts.chunks, &keys, options, progress);
     let embedded = match vectors {
