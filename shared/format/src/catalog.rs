@@ -179,6 +179,12 @@ impl PageIndex {
         self.keys.is_empty()
     }
 
+    /// Every page's key and ACL, in slug order (an ACL number out of range, which
+    /// [`PageIndex::validate`] refuses, yields no page).
+    pub fn keys_and_acls(&self) -> impl Iterator<Item = (u32, &Acl)> + '_ {
+        self.keys.iter().zip(&self.acl_of).filter_map(|(&key, &a)| Some((key, self.acls.get(a as usize)?)))
+    }
+
     /// The page with this key, if any.
     pub fn by_key(&self, key: u32) -> Option<IndexedPage<'_>> {
         let positions = self.positions.get_or_init(|| self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());

@@ -263,7 +263,7 @@ pub async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, c
         Some(_) => return Response::error(400, "format must be 'standard' or 'compact'"),
     };
     let predicates = wikantik_sparql::ontology::query_predicates(&query);
-    let (table, store, projection) = futures_util::join!(reader.pages(), reader.rdf_for(predicates.as_deref()), reader.rdf_projection());
+    let (table, store, projection) = futures_util::join!(crate::retrieval::PageLookup::open(reader), reader.rdf_for(predicates.as_deref()), reader.rdf_projection());
     let (table, store, projection) = match (table, store, projection) {
         (Ok(t), Ok(s), Ok(p)) => (t, s, p),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return routes::failure(&e, "graph request"),

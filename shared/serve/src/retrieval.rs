@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use wikantik_access::access::Caller;
+use wikantik_format::acl::Acl;
 use wikantik_format::analysis::Analyzer;
 use crate::dense::{dense_search_vector, query_vector};
 use wikantik_format::error::{Error, Result};
@@ -421,6 +422,15 @@ impl PageLookup {
         match reader.page_index().await? {
             Some(index) => Ok(PageLookup::Index(index)),
             None => Ok(PageLookup::Table(reader.pages().await?)),
+        }
+    }
+
+    /// Every page's key and ACL, in slug order: what access decisions over the whole wiki
+    /// (SPARQL's viewable keys) need, without the page records.
+    pub fn keys_and_acls(&self) -> Box<dyn Iterator<Item = (u32, &Acl)> + '_> {
+        match self {
+            PageLookup::Index(index) => Box::new(index.keys_and_acls()),
+            PageLookup::Table(table) => Box::new(table.pages.iter().map(|p| (p.key, &p.acl))),
         }
     }
 

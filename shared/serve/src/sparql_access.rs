@@ -4,9 +4,10 @@
 use std::collections::HashSet;
 
 use wikantik_access::access::Caller;
-use wikantik_format::catalog::PageTable;
 use wikantik_format::error::{Error, Result};
 use wikantik_sparql::ontology::PROJECTION_VERSION;
+
+use crate::retrieval::PageLookup;
 
 /// The keys of the pages whose triples `caller` sees in the index's RDF store: exactly those
 /// [`Caller::can_view`](Caller::can_view) allows, as on every other surface.
@@ -16,15 +17,11 @@ use wikantik_sparql::ontology::PROJECTION_VERSION;
 /// or `Guest` alone) in its `Public` group, which no key filter can take back out; for a caller
 /// who may not view such a page this is an error naming the `rdf` projection (the index must
 /// be rebuilt), never an answer that includes the page.
-pub fn sparql_viewable_keys(
-    table: &PageTable,
-    caller: &Caller,
-    projection: u32,
-) -> Result<HashSet<u32>> {
-    if projection < PROJECTION_VERSION && table.pages.iter().any(|p| p.acl.is_public() && !p.acl.is_open_to_everyone() && !caller.can_view(p)) {
+pub fn sparql_viewable_keys(pages: &PageLookup, caller: &Caller, projection: u32) -> Result<HashSet<u32>> {
+    if projection < PROJECTION_VERSION && pages.keys_and_acls().any(|(_, acl)| acl.is_public() && !acl.is_open_to_everyone() && !caller.can_view_under(acl)) {
         return Err(Error::UnsupportedFormat { name: "rdf projection".into(), found: projection, supported: PROJECTION_VERSION });
     }
-    Ok(table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect())
+    Ok(pages.keys_and_acls().filter(|(_, acl)| caller.can_view_under(acl)).map(|(key, _)| key).collect())
 }
 
 #[cfg(all(test, feature = "sparql"))]
@@ -133,11 +130,11 @@ mod tests {
         let (lobby_table, _) = table_and_store(&with_lobby);
         let (plain_table, _) = table_and_store(&without);
         for (label, caller) in [("anonymous", Caller::anonymous()), ("key", key.clone()), ("Admin", admin)] {
-            assert!(sparql_viewable_keys(&lobby_table, &caller, PROJECTION_VERSION).is_ok(), "{label}: current projection");
-            assert!(sparql_viewable_keys(&plain_table, &caller, 0).is_ok(), "{label}: an old projection without such pages is served");
+            assert!(sparql_viewable_keys(&PageLookup::Table(lobby_table.clone()), &caller, PROJECTION_VERSION).is_ok(), "{label}: current projection");
+            assert!(sparql_viewable_keys(&PageLookup::Table(plain_table.clone()), &caller, 0).is_ok(), "{label}: an old projection without such pages is served");
         }
-        assert!(sparql_viewable_keys(&lobby_table, &Caller::anonymous(), 0).is_ok(), "anonymous callers may view the page anyway");
-        let refused = sparql_viewable_keys(&lobby_table, &key, 0);
+        assert!(sparql_viewable_keys(&PageLookup::Table(lobby_table.clone()), &Caller::anonymous(), 0).is_ok(), "anonymous callers may view the page anyway");
+        let refused = sparql_viewable_keys(&PageLookup::Table(lobby_table.clone()), &key, 0);
         assert_eq!(
             refused.map_err(|e| e.to_string()),
             Err("rdf projection has format version 0; this reader understands version 1".to_string())

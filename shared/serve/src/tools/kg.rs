@@ -466,7 +466,7 @@ pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         Some(other) => return Err(Error::Invalid(format!("format must be 'standard' or 'compact', got {other}"))),
     };
     let predicates = wikantik_sparql::ontology::query_predicates(&query);
-    let (table, store, projection) = futures_util::join!(tools.reader.pages(), tools.reader.rdf_for(predicates.as_deref()), tools.reader.rdf_projection());
+    let (table, store, projection) = futures_util::join!(crate::retrieval::PageLookup::open(tools.reader), tools.reader.rdf_for(predicates.as_deref()), tools.reader.rdf_projection());
     let (table, store, projection) = (table?, store?, projection?);
     let keys = crate::sparql_access::sparql_viewable_keys(&table, caller, projection)?;
     let results = wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
