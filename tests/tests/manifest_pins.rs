@@ -19,13 +19,13 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// page index (a `page-index` shard; sections carry their pages' canonical id and version;
-/// page-range partitions carry no slug range in the manifest).
-const SAMPLE_WIKI_MANIFEST: &str = "94f606874b87dec53a079188dcbb10f92f4763b2a77228f1982259352d2ad93f";
+/// page table by part (`page-records` shards, and their starts and first slugs in the page
+/// index).
+const SAMPLE_WIKI_MANIFEST: &str = "af93ff85570591f027db305b7fdc40946820d19e4919eb570e8bd434db09ce4a";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the manifest directories (its 667 term partitions
-/// are listed through directory shards).
-const CORPUS_MANIFEST: &str = "9f838325c8a64319044cd6ecfc0b78052ea6adcde6b1177a921f21af39637952";
+/// lexical build). Last changed by the page table by part (`page-records` shards, and
+/// their starts and first slugs in the page index).
+const CORPUS_MANIFEST: &str = "9e71e4e2ee1e4a04c1247ad663b11b4de2ccc390b0c2f477fa26b5adde118129";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -108,3 +108,86 @@ fn a_malformed_page_index_is_refused_by_name() {
     assert!(err.to_string().contains("page-index"), "{err}");
     assert_ne!(entry.sha256, new_entry.sha256);
 }
+
+/// The sample wiki with its page records in several `page-records` shards (two pages a
+/// page-range partition, two partitions a shard).
+fn sample_wiki_with_record_shards() -> CompiledIndex {
+    use wikantik::compile::{compile, CompileOptions};
+    let (pages, _, _) = wikantik_index_builder::source::read_wiki(&sample_wiki()).expect("read wiki");
+    let options = CompileOptions { pages_per_partition: 2, record_partitions_per_shard: 2, ..CompileOptions::default() };
+    compile(pages, &options, &mut |_, _, _| {}).expect("compile")
+}
+
+/// The index as one written before `page-records`: no such shards, and a page index without
+/// their starts.
+fn without_record_shards(index: &CompiledIndex) -> IndexReader<MemoryStore> {
+    let mut store = MemoryStore::from_compiled(index);
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIndex | ShardKind::PageRecords)).cloned().collect();
+    let mut pages = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
+    pages.record_starts.clear();
+    pages.record_first_slugs.clear();
+    let old = encode_shard(ShardKind::PageIndex, 0, &pages, None, None).expect("encode");
+    store.put(&old.entry.name, old.bytes);
+    shards.push(old.entry);
+    wikantik_tests::reader_with_shards(index, store, shards)
+}
+
+#[test]
+fn page_records_are_read_by_part_and_older_indexes_answer_the_same() {
+    use serde_json::json;
+    use wikantik::http::Request;
+    use wikantik::service::handle;
+    use wikantik_tests::surfaces::{assert_same_answers, config_with_admin, tool_call};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let page_index = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
+    page_index.validate().expect("valid");
+    let groups = decoded!(index, ShardKind::PageRecords, PageTable);
+    assert!(groups.len() >= 4, "the test wiki has several page-records shards: {}", groups.len());
+    let regrouped: Vec<_> = groups.iter().flat_map(|g| g.pages.clone()).collect();
+    assert_eq!(regrouped, table.pages, "the shards hold the page table, in order, once");
+    for record in &table.pages {
+        let group = page_index.record_group_of_slug(&record.slug).expect("a shard") as usize;
+        assert!(groups[group].by_slug(&record.slug).is_some(), "{} is in the shard its slug routes to", record.slug);
+        let position = page_index.position(record.key).expect("indexed");
+        assert_eq!(page_index.record_group_of_position(position), Some(group as u32), "{}", record.slug);
+    }
+
+    let store = FaultStore::new(MemoryStore::from_compiled(&index));
+    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let old = without_record_shards(&index);
+    let (config, admin) = config_with_admin();
+    let slugs: Vec<String> = table.pages.iter().map(|p| p.slug.clone()).chain(["NoSuchPage".to_string()]).collect();
+    let mut requests: Vec<Request> = slugs.iter().map(|s| tool_call("get_page", json!({ "slug": s }))).collect();
+    requests.extend(slugs.chunks(7).map(|chunk| tool_call("read_pages", json!({ "slugs": chunk }))));
+    for (limit, offset) in [(50, 0), (3, 0), (3, 4), (5, 11), (200, 30), (1, 1000)] {
+        requests.push(tool_call("list_pages", json!({ "limit": limit, "offset": offset })));
+    }
+    requests.push(tool_call("list_pages", json!({ "tags": ["retrieval"], "limit": 2 })));
+    let compared = assert_same_answers((&reader, &index.manifest.build_id), (&old, &old.manifest().build_id.clone()), &requests, &config, &admin);
+    assert_eq!(compared, requests.len() * 2);
+    for slug in &slugs {
+        for key in [None, Some(admin.as_str())] {
+            let mut request = Request::new("GET", &format!("/pages/{}.md", slug.replace(' ', "%20")));
+            if let Some(k) = key {
+                request = request.with_header("Authorization", &format!("Bearer {k}"));
+            }
+            let (new, previous) = (block_on(handle(Ok(&reader), &request, &config)), block_on(handle(Ok(&old), &request, &config)));
+            assert_eq!((new.status, &new.body), (previous.status, &previous.body), "{}", request.path);
+        }
+    }
+
+    // Looking pages up by slug and listing them without filters never read the page table.
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let unfiltered: Vec<&Request> = requests.iter().filter(|r| !String::from_utf8_lossy(&r.body).contains("tags")).collect();
+    for request in unfiltered {
+        let store = FaultStore::new(MemoryStore::from_compiled(&index));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let answer = block_on(handle(Ok(&reader), &request.clone().with_header("Authorization", &format!("Bearer {admin}")), &config));
+        assert_eq!(answer.status, 200);
+        let read = store.read_names();
+        assert!(!read.contains(&table_name), "{}: the page table was read: {read:?}", String::from_utf8_lossy(&request.body));
+    }
+    drop(store);
+}

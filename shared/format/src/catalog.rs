@@ -110,6 +110,14 @@ pub struct PageIndex {
     /// The distinct ACLs, the page table's first-use order; `acl_of[i]` indexes into it.
     pub acls: Vec<Acl>,
     pub acl_of: Vec<u32>,
+    /// The position (slug order) of the first page of each `page-records` shard, ascending
+    /// from 0; empty in indexes without them (their records are read from the page table).
+    #[serde(default)]
+    pub record_starts: Vec<u32>,
+    /// The first slug of each `page-records` shard (the slug at its `record_starts`): the
+    /// shard holding a slug is the last whose first slug is not after it.
+    #[serde(default)]
+    pub record_first_slugs: Vec<String>,
     #[serde(skip)]
     positions: std::sync::OnceLock<std::collections::HashMap<u32, u32>>,
 }
@@ -117,8 +125,8 @@ pub struct PageIndex {
 /// Indexes are equal when their arrays are (the position map is derived).
 impl PartialEq for PageIndex {
     fn eq(&self, other: &Self) -> bool {
-        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of)
-            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of)
+        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs)
+            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs)
     }
 }
 
@@ -153,6 +161,49 @@ impl PageIndex {
         index
     }
 
+    /// The index of `table` with its pages' records in `page-records` shards of
+    /// `partitions_per_shard` page-range partitions each ([`PageIndex::record_groups`]).
+    pub fn with_record_groups(table: &PageTable, partitions_per_shard: usize) -> PageIndex {
+        let mut index = PageIndex::of(table);
+        let mut starts: Vec<u32> = index.partition_starts.iter().step_by(partitions_per_shard.max(1)).copied().filter(|&s| (s as usize) < table.pages.len()).collect();
+        starts.dedup();
+        index.record_first_slugs = starts.iter().filter_map(|&s| table.pages.get(s as usize).map(|p| p.slug.clone())).collect();
+        index.record_starts = starts;
+        index
+    }
+
+    /// The page positions (slug order) of each `page-records` shard, in shard order; empty
+    /// when the index has no such shards.
+    pub fn record_groups(&self) -> Vec<std::ops::Range<usize>> {
+        let starts = &self.record_starts;
+        starts.iter().enumerate().map(|(g, &start)| start as usize..starts.get(g + 1).map_or(self.keys.len(), |&s| s as usize)).collect()
+    }
+
+    /// Whether the page records are in `page-records` shards.
+    pub fn has_record_groups(&self) -> bool {
+        !self.record_starts.is_empty()
+    }
+
+    /// The `page-records` shard that would hold `slug` (`None` when the index has none).
+    pub fn record_group_of_slug(&self, slug: &str) -> Option<u32> {
+        let after = self.record_first_slugs.partition_point(|first| first.as_str() <= slug);
+        after.checked_sub(1).map(|g| g as u32)
+    }
+
+    /// The `page-records` shard holding the page at `position` (slug order).
+    pub fn record_group_of_position(&self, position: usize) -> Option<u32> {
+        if position >= self.keys.len() {
+            return None;
+        }
+        self.record_starts.partition_point(|&start| start as usize <= position).checked_sub(1).map(|g| g as u32)
+    }
+
+    /// The position (slug order) of the page with this key.
+    pub fn position(&self, key: u32) -> Option<usize> {
+        let positions = self.positions.get_or_init(|| self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
+        positions.get(&key).map(|&i| i as usize)
+    }
+
     /// Check that the arrays agree in length and refer only to what exists (a decoded shard
     /// is checked once, before use).
     pub fn validate(&self) -> crate::error::Result<()> {
@@ -166,6 +217,15 @@ impl PageIndex {
         }
         if self.partition_starts.first().is_some_and(|&s| s != 0) || self.partition_starts.windows(2).any(|w| w[0] > w[1]) || self.partition_starts.last().is_some_and(|&s| s as usize > n) {
             return bad("partition starts out of order");
+        }
+        let starts = &self.record_starts;
+        if starts.len() != self.record_first_slugs.len()
+            || starts.first().is_some_and(|&s| s != 0)
+            || starts.windows(2).any(|w| w[0] >= w[1])
+            || starts.last().is_some_and(|&s| s as usize >= n)
+            || self.record_first_slugs.windows(2).any(|w| w[0] >= w[1])
+        {
+            return bad("page-records starts out of order");
         }
         Ok(())
     }
@@ -187,8 +247,7 @@ impl PageIndex {
 
     /// The page with this key, if any.
     pub fn by_key(&self, key: u32) -> Option<IndexedPage<'_>> {
-        let positions = self.positions.get_or_init(|| self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
-        let i = *positions.get(&key)? as usize;
+        let i = self.position(key)?;
         let partition = self.partition_starts.partition_point(|&start| start as usize <= i).checked_sub(1)?;
         Some(IndexedPage {
             key,

@@ -96,6 +96,11 @@ pub enum ShardKind {
     /// kinds of more than [`crate::manifest::DIRECTORIES_FROM`] shards: the manifest names
     /// each directory and the partitions it lists, so a request reads only the rows it needs.
     Directory,
+    /// The page table by part: shard `g` holds the records (`catalog::PageTable`) of the pages
+    /// of page-range partitions `g * n .. (g + 1) * n` (`n` is the page index's
+    /// `record_partitions`), so a request that needs a few pages' records reads those, not
+    /// every page's. Indexes without it are served from the page table.
+    PageRecords,
 }
 
 impl ShardKind {
@@ -122,6 +127,7 @@ impl ShardKind {
             ShardKind::PageIndex => "page-index",
             ShardKind::VectorGroups => "vector-groups",
             ShardKind::Directory => "directory",
+            ShardKind::PageRecords => "page-records",
         }
     }
 }

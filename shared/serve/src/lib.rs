@@ -26,6 +26,7 @@ pub mod dense;
 pub mod fusion;
 pub mod graph_api;
 pub mod llms;
+pub mod page_catalog;
 pub mod reader;
 pub mod rest;
 pub mod retrieval;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use wikantik_access::access::Caller;
-use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::catalog::PageRecord;
 use wikantik_format::markup::{path_segment, url_decode};
 use wikantik_http::Response;
 
@@ -88,12 +88,14 @@ pub async fn page_markdown<S: ShardStore>(reader: &IndexReader<S>, path: &str, c
         return not_found();
     };
     let slug = url_decode(raw, false);
-    let table: std::sync::Arc<PageTable> = match reader.pages().await {
-        Ok(t) => t,
-        Err(e) => return routes::failure(&e, "page"),
+    let page = match crate::page_catalog::PageCatalog::open(reader).await {
+        Ok(catalog) => catalog.viewable(caller, &slug).await,
+        Err(e) => Err(e),
     };
-    let Some(page) = caller.page(&table, &slug) else {
-        return not_found();
+    let page = match page {
+        Ok(Some(page)) => page,
+        Ok(None) => return not_found(),
+        Err(e) => return routes::failure(&e, "page"),
     };
     let bodies = match reader.bodies(page.partition).await {
         Ok(b) => b,

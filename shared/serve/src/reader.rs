@@ -344,6 +344,13 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Pages)?).await
     }
 
+    /// The `page-records` shards numbered `groups` (the page table by part), fetched
+    /// concurrently; see [`crate::page_catalog::PageCatalog`].
+    pub async fn page_records_of(&self, groups: &[u32]) -> Result<Vec<Arc<PageTable>>> {
+        let entries = self.entries(ShardKind::PageRecords, groups).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
+    }
+
     /// The compact page index (validated once per instance); `Ok(None)` for indexes written
     /// before it, which rank and hydrate from the page table.
     pub async fn page_index(&self) -> Result<Option<Arc<PageIndex>>> {

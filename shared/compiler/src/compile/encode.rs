@@ -230,16 +230,24 @@ pub(super) fn encode(
     // The single shards of the whole wiki are independent: encoded on every core, listed in
     // the same order as ever.
     let (graph, spine, citations) = (GraphShard { graph }, SpineShard { spine }, CitationTable { citations });
+    let page_index = PageIndex::with_record_groups(&table, options.record_partitions_per_shard);
     type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
     let singles: Vec<Encode<'_>> = vec![
         Box::new(|| encode_shard(ShardKind::Pages, 0, &table, None, None)),
-        Box::new(|| encode_shard(ShardKind::PageIndex, 0, &PageIndex::of(&table), None, None)),
+        Box::new(|| encode_shard(ShardKind::PageIndex, 0, &page_index, None, None)),
         Box::new(|| encode_shard(ShardKind::Graph, 0, &graph, None, None)),
         Box::new(|| encode_shard(ShardKind::Spine, 0, &spine, None, None)),
         Box::new(|| encode_shard(ShardKind::Citations, 0, &citations, None, None)),
     ];
     let encoded: Vec<EncodedShard> = singles.par_iter().map(|encode| encode()).collect::<Result<_>>()?;
     shards.extend(encoded);
+    let record_shards: Vec<EncodedShard> = page_index
+        .record_groups()
+        .into_par_iter()
+        .enumerate()
+        .map(|(g, range)| encode_shard(ShardKind::PageRecords, g as u32, &PageTable::new(table.pages.get(range).map(<[PageRecord]>::to_vec).unwrap_or_default()), None, None))
+        .collect::<Result<_>>()?;
+    shards.extend(record_shards);
     shards.extend(knowledge);
     for _ in 0..5 {
         tick(progress);

@@ -50,6 +50,9 @@ pub struct CompileOptions {
     pub terms_per_partition: u32,
     /// Target entries per `rdf-triples` partition ([`RDF_PARTITION_ENTRIES`]).
     pub rdf_partition_entries: usize,
+    /// Page-range partitions per `page-records` shard (the page table by part): 64 of about
+    /// 8 pages, some 500 records, about 30 KB.
+    pub record_partitions_per_shard: usize,
     /// Malformed frontmatter fails the build (true) or skips the page with a warning (false).
     pub strict_frontmatter: bool,
     /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
@@ -84,6 +87,7 @@ impl Default for CompileOptions {
             pages_per_partition: 8,
             terms_per_partition: 64,
             rdf_partition_entries: RDF_PARTITION_ENTRIES,
+            record_partitions_per_shard: 64,
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
             entity_sidecar: None,

@@ -270,6 +270,11 @@ impl PageFilter {
         })
     }
 
+    /// No filter key was given: every viewable page matches.
+    pub fn is_empty(&self) -> bool {
+        self.cluster.is_none() && self.tags.is_empty() && self.page_type.is_none() && self.author.is_none() && self.modified_after.is_none() && self.modified_before.is_none()
+    }
+
     pub fn matches(&self, page: &PageRecord) -> bool {
         self.cluster.as_deref().is_none_or(|c| in_cluster(&page.clusters, c))
             && self.tags.iter().all(|t| page.tags.iter().any(|pt| pt == t))

@@ -9,8 +9,10 @@ use serde_json::{json, Value};
 use super::common::{int_arg, viewable, Bodies, PageFilter, RetrievedPage};
 use super::{text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
+use wikantik_format::catalog::PageRecord;
 use wikantik_format::error::{Error, Result};
 use wikantik_mcp::ToolOutcome;
+use crate::page_catalog::PageCatalog;
 use crate::reader::ShardStore;
 
 /// Most slugs one `read_pages` call may name (CONTRACT §4).
@@ -27,12 +29,12 @@ fn json_outcome(value: impl serde::Serialize) -> Result<ToolOutcome> {
 /// "pageName": slug}` — the same answer for a missing and a restricted page, and not an error.
 pub(super) async fn get_page<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let slug = text_arg(args, "slug").ok_or_else(|| Error::Invalid("a page identifier is required (one of: slug, pageName, name)".into()))?;
-    let table = tools.reader.pages().await?;
-    match caller.page(&table, &slug) {
-        Some(page) => json_outcome(RetrievedPage::of(page)),
+    let catalog = PageCatalog::open(tools.reader).await?;
+    match catalog.viewable(caller, &slug).await? {
+        Some(page) => json_outcome(RetrievedPage::of(&page)),
         None => {
             #[cfg(feature = "acl-mutation")]
-            if let Some(message) = wikantik_format::mutation::restricted_wording(&table, &slug) {
+            if let Some(message) = wikantik_format::mutation::restricted_wording(&*tools.reader.pages().await?, &slug) {
                 return Err(Error::Invalid(message));
             }
             Ok(ToolOutcome::Json(json!({ "exists": false, "pageName": slug })))
@@ -54,11 +56,18 @@ pub(super) async fn list_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, arg
     }
     let (limit, offset) = (limit.max(1) as usize, usize::try_from(offset).unwrap_or(usize::MAX));
     let filter = PageFilter::from_args(args).map_err(Error::Invalid)?;
-    let table = tools.reader.pages().await?;
-    let matched: Vec<_> = viewable(&table, caller).into_iter().filter(|p| filter.matches(p)).collect();
-    let pages: Vec<RetrievedPage> = matched.iter().skip(offset).take(limit).map(|p| RetrievedPage::of(p)).collect();
+    // Without filters the count comes from the page index and only the window's records are
+    // read; a filter looks at every viewable page's record.
+    let (total, window) = if filter.is_empty() {
+        PageCatalog::open(tools.reader).await?.viewable_window(caller, offset, limit).await?
+    } else {
+        let table = tools.reader.pages().await?;
+        let matched: Vec<&PageRecord> = viewable(&table, caller).into_iter().filter(|p| filter.matches(p)).collect();
+        (matched.len(), matched.iter().skip(offset).take(limit).map(|p| (*p).clone()).collect())
+    };
+    let pages: Vec<RetrievedPage> = window.iter().map(RetrievedPage::of).collect();
     let pages = serde_json::to_value(&pages).map_err(|e| Error::Invalid(e.to_string()))?;
-    Ok(ToolOutcome::Json(json!({ "pages": pages, "totalMatched": matched.len(), "limit": limit, "offset": offset })))
+    Ok(ToolOutcome::Json(json!({ "pages": pages, "totalMatched": total, "limit": limit, "offset": offset })))
 }
 
 /// A frontmatter value as the reference counts it: each element of a list on its own, scalars
@@ -119,12 +128,15 @@ pub(super) async fn read_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, arg
     if slugs.len() > READ_PAGES_CAP {
         return Err(Error::Invalid(format!("slugs exceeds cap of {READ_PAGES_CAP} entries")));
     }
-    let table = tools.reader.pages().await?;
-    let found: Vec<_> = slugs.iter().filter_map(|s| caller.page(&table, s)).collect();
+    let asked: Vec<&str> = slugs.iter().map(String::as_str).collect();
+    let records: Vec<Option<PageRecord>> =
+        PageCatalog::open(tools.reader).await?.by_slugs(&asked).await?.into_iter().map(|p| p.filter(|p| caller.can_view(p))).collect();
+    let found: Vec<&PageRecord> = records.iter().flatten().collect();
     let bodies = Bodies::load(tools.reader, &found).await?;
     let pages: Vec<Value> = slugs
         .iter()
-        .map(|slug| match caller.page(&table, slug) {
+        .zip(&records)
+        .map(|(slug, record)| match record {
             Some(page) => match bodies.get(page) {
                 Some(body) => json!({ "slug": slug, "content": body.text }),
                 None => json!({ "slug": slug, "content": null, "error": "internal_error" }),

@@ -1,0 +1,108 @@
+//! Page records read by part: what a request that needs a few pages' metadata (a page by slug,
+//! a window of the page list) reads, instead of the whole page table.
+//!
+//! An index with `page-records` shards is read through its page index (slug → shard through
+//! the shards' first slugs, position → shard through their starts, ACLs for counting what a
+//! caller may view); an index written before them is read from its page table, with the same
+//! answers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use wikantik_access::access::Caller;
+use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
+use wikantik_format::error::Result;
+
+use crate::reader::{IndexReader, ShardStore};
+
+/// Where the page records of an index are read from.
+enum Source {
+    /// The `page-records` shards, located through the page index.
+    Records(Arc<PageIndex>),
+    /// The whole page table (indexes without `page-records`).
+    Table(Arc<PageTable>),
+}
+
+/// The page records of one pinned index.
+pub struct PageCatalog<'r, S: ShardStore> {
+    reader: &'r IndexReader<S>,
+    source: Source,
+}
+
+impl<'r, S: ShardStore> PageCatalog<'r, S> {
+    /// Reads the page index (or, for an index without `page-records`, the page table).
+    pub async fn open(reader: &'r IndexReader<S>) -> Result<PageCatalog<'r, S>> {
+        let source = match reader.page_index().await? {
+            Some(index) if index.has_record_groups() => Source::Records(index),
+            _ => Source::Table(reader.pages().await?),
+        };
+        Ok(PageCatalog { reader, source })
+    }
+
+    /// The records of `slugs`, in the order asked (`None` for a slug no page has); each
+    /// `page-records` shard they need is read once, concurrently.
+    pub async fn by_slugs(&self, slugs: &[&str]) -> Result<Vec<Option<PageRecord>>> {
+        match &self.source {
+            Source::Table(table) => Ok(slugs.iter().map(|s| table.by_slug(s).cloned()).collect()),
+            Source::Records(index) => {
+                let groups: Vec<Option<u32>> = slugs.iter().map(|s| index.record_group_of_slug(s)).collect();
+                let loaded = self.groups(groups.iter().flatten().copied()).await?;
+                Ok(slugs
+                    .iter()
+                    .zip(&groups)
+                    .map(|(slug, group)| group.and_then(|g| loaded.get(&g)).and_then(|records| records.by_slug(slug)).cloned())
+                    .collect())
+            }
+        }
+    }
+
+    /// The record of `slug`, if a page has it.
+    pub async fn by_slug(&self, slug: &str) -> Result<Option<PageRecord>> {
+        Ok(self.by_slugs(&[slug]).await?.into_iter().next().flatten())
+    }
+
+    /// The page with this slug if `caller` may view it (restricted ≡ nonexistent).
+    pub async fn viewable(&self, caller: &Caller, slug: &str) -> Result<Option<PageRecord>> {
+        Ok(self.by_slug(slug).await?.filter(|p| caller.can_view(p)))
+    }
+
+    /// The pages `caller` may view, in slug order: how many there are, and the records of
+    /// those from `offset`, at most `limit`. Counting reads only the page index's ACLs; the
+    /// records come from the shards holding the window.
+    pub async fn viewable_window(&self, caller: &Caller, offset: usize, limit: usize) -> Result<(usize, Vec<PageRecord>)> {
+        match &self.source {
+            Source::Table(table) => {
+                let viewable: Vec<&PageRecord> = table.pages.iter().filter(|p| caller.can_view(p)).collect();
+                Ok((viewable.len(), viewable.iter().skip(offset).take(limit).map(|p| (*p).clone()).collect()))
+            }
+            Source::Records(index) => {
+                let positions: Vec<usize> =
+                    index.keys_and_acls().enumerate().filter(|(_, (_, acl))| caller.can_view_under(acl)).map(|(i, _)| i).collect();
+                let window: Vec<(usize, u32)> = positions
+                    .iter()
+                    .skip(offset)
+                    .take(limit)
+                    .filter_map(|&i| Some((i, *index.keys.get(i)?)))
+                    .collect();
+                let loaded = self.groups(window.iter().filter_map(|&(i, _)| index.record_group_of_position(i))).await?;
+                let records = window
+                    .iter()
+                    .filter_map(|&(i, key)| {
+                        let records = loaded.get(&index.record_group_of_position(i)?)?;
+                        records.by_key(key).filter(|p| caller.can_view(p)).cloned()
+                    })
+                    .collect();
+                Ok((positions.len(), records))
+            }
+        }
+    }
+
+    /// The `page-records` shards numbered `groups` (each once), by number.
+    async fn groups(&self, groups: impl Iterator<Item = u32>) -> Result<BTreeMap<u32, Arc<PageTable>>> {
+        let mut wanted: Vec<u32> = groups.collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        let loaded = self.reader.page_records_of(&wanted).await?;
+        Ok(wanted.into_iter().zip(loaded).collect())
+    }
+}
