@@ -167,27 +167,46 @@ fn page_records_are_read_by_part_and_older_indexes_answer_the_same() {
     requests.push(tool_call("list_pages", json!({ "tags": ["retrieval"], "limit": 2 })));
     let compared = assert_same_answers((&reader, &index.manifest.build_id), (&old, &old.manifest().build_id.clone()), &requests, &config, &admin);
     assert_eq!(compared, requests.len() * 2);
+    // Page markdown and graph neighbourhoods, which answer 404 for restricted pages, against
+    // the index without `page-records` and the one without a page index at all.
+    let oldest = previous_layout(&index);
+    let mut paths = Vec::new();
     for slug in &slugs {
+        let slug = slug.replace(' ', "%20");
+        paths.push(format!("/pages/{slug}.md"));
+        for (depth, direction) in [(1, "both"), (2, "out"), (3, "in"), (3, "both")] {
+            paths.push(format!("/api/graph/pages/{slug}/neighbours?depth={depth}&direction={direction}&limit=7"));
+        }
+    }
+    let mut found = 0;
+    for path in &paths {
         for key in [None, Some(admin.as_str())] {
-            let mut request = Request::new("GET", &format!("/pages/{}.md", slug.replace(' ', "%20")));
+            let mut request = Request::new("GET", path);
             if let Some(k) = key {
                 request = request.with_header("Authorization", &format!("Bearer {k}"));
             }
-            let (new, previous) = (block_on(handle(Ok(&reader), &request, &config)), block_on(handle(Ok(&old), &request, &config)));
-            assert_eq!((new.status, &new.body), (previous.status, &previous.body), "{}", request.path);
+            let new = block_on(handle(Ok(&reader), &request, &config));
+            found += usize::from(new.status == 200);
+            for previous in [&old, &oldest] {
+                let previous = block_on(handle(Ok(previous), &request, &config));
+                assert_eq!((new.status, &new.body), (previous.status, &previous.body), "{path}");
+            }
         }
     }
+    assert!(found > paths.len(), "most pages are found: {found} of {}", paths.len() * 2);
 
-    // Looking pages up by slug and listing them without filters never read the page table.
+    // Looking pages up by slug, listing them without filters and walking the graph never read
+    // the page table.
     let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
-    let unfiltered: Vec<&Request> = requests.iter().filter(|r| !String::from_utf8_lossy(&r.body).contains("tags")).collect();
+    let mut unfiltered: Vec<Request> = requests.iter().filter(|r| !String::from_utf8_lossy(&r.body).contains("tags")).cloned().collect();
+    unfiltered.extend(paths.iter().map(|p| Request::new("GET", p)));
     for request in unfiltered {
         let store = FaultStore::new(MemoryStore::from_compiled(&index));
         let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
         let answer = block_on(handle(Ok(&reader), &request.clone().with_header("Authorization", &format!("Bearer {admin}")), &config));
-        assert_eq!(answer.status, 200);
+        assert_eq!(answer.status, if request.path.contains("NoSuchPage") { 404 } else { 200 }, "{}", request.path);
         let read = store.read_names();
-        assert!(!read.contains(&table_name), "{}: the page table was read: {read:?}", String::from_utf8_lossy(&request.body));
+        assert!(!read.contains(&table_name), "{} {}: the page table was read: {read:?}", request.path, String::from_utf8_lossy(&request.body));
     }
     drop(store);
 }

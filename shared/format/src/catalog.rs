@@ -198,6 +198,11 @@ impl PageIndex {
         self.record_starts.partition_point(|&start| start as usize <= position).checked_sub(1).map(|g| g as u32)
     }
 
+    /// The ACL of the page at `position` (slug order).
+    pub fn acl_at(&self, position: usize) -> Option<&Acl> {
+        self.acls.get(*self.acl_of.get(position)? as usize)
+    }
+
     /// The position (slug order) of the page with this key.
     pub fn position(&self, key: u32) -> Option<usize> {
         let positions = self.positions.get_or_init(|| self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());

@@ -23,6 +23,7 @@ use wikantik_format::graph::PageGraph;
 use wikantik_http::{parse_form, Request, Response};
 use wikantik_format::markup::url_decode;
 use wikantik_mcp::ToolOutcome;
+use crate::page_catalog::PageCatalog;
 use crate::reader::{IndexReader, ShardStore};
 use crate::routes;
 use crate::settings::RestConfig;
@@ -132,21 +133,41 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
         Some(Ok(l)) if (1..=MAX_NEIGHBOURS).contains(&l) => l,
         Some(_) => return Response::error(400, &format!("limit must be an integer between 1 and {MAX_NEIGHBOURS}")),
     };
-    let (table, graph) = futures_util::join!(reader.pages(), reader.graph());
-    let (table, graph) = match (table, graph) {
-        (Ok(t), Ok(g)) => (t, g),
-        (Err(e), _) | (_, Err(e)) => return routes::failure(&e, "graph request"),
+    let (catalog, index, graph) = futures_util::join!(PageCatalog::open(reader), reader.page_index(), reader.graph());
+    let (catalog, index, graph) = match (catalog, index, graph) {
+        (Ok(c), Ok(i), Ok(g)) => (c, i, g),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return routes::failure(&e, "graph request"),
     };
     let graph = &graph.graph;
-    let Some(page) = caller.page(&table, slug) else {
-        #[cfg(feature = "acl-mutation")]
-        if let Some(message) = wikantik_format::mutation::restricted_wording(&table, slug) {
-            return Response::error(404, &message);
+    let page = match catalog.viewable(caller, slug).await {
+        Ok(Some(page)) => page,
+        Ok(None) => {
+            #[cfg(feature = "acl-mutation")]
+            if let Ok(table) = reader.pages().await {
+                if let Some(message) = wikantik_format::mutation::restricted_wording(&table, slug) {
+                    return Response::error(404, &message);
+                }
+            }
+            return Response::error(404, "page not found");
         }
-        return Response::error(404, "page not found");
+        Err(e) => return routes::failure(&e, "graph request"),
     };
     let Some(node) = graph.node(&page.slug) else { return Response::error(404, "page not found") };
-    let ok = |n: u32| graph.slug(n).and_then(|s| caller.page(&table, s)).is_some();
+    // The graph's nodes are the pages in slug order, as the page index's are: a node's
+    // viewability is its position's ACL. An index without a page index (or, defensively, one
+    // whose graph and page index disagree in size) decides from the page table.
+    let table: Option<std::sync::Arc<PageTable>> = match &index {
+        Some(index) if index.len() == graph.nodes.len() => None,
+        _ => match reader.pages().await {
+            Ok(t) => Some(t),
+            Err(e) => return routes::failure(&e, "graph request"),
+        },
+    };
+    let ok = |n: u32| match (&table, &index) {
+        (Some(table), _) => graph.slug(n).and_then(|s| caller.page(table, s)).is_some(),
+        (None, Some(index)) => index.acl_at(n as usize).is_some_and(|acl| caller.can_view_under(acl)),
+        (None, None) => false,
+    };
     let found = viewable_neighbours(graph, node, direction, depth, limit, &ok);
     #[cfg(feature = "acl-mutation")]
     let found: Vec<(u32, u32)> = if wikantik_format::mutation::active() == wikantik_format::mutation::Mutation::GraphSteps {
@@ -155,11 +176,18 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
     } else {
         found
     };
+    let slugs: Vec<&str> = found.iter().filter_map(|&(n, _)| graph.slug(n)).collect();
+    let records = match catalog.by_slugs(&slugs).await {
+        Ok(r) => r,
+        Err(e) => return routes::failure(&e, "graph request"),
+    };
     let items: Vec<Value> = found
-        .into_iter()
-        .filter_map(|(n, d)| {
-            let p = table.by_slug(graph.slug(n)?)?;
-            let mut v = page_json(p);
+        .iter()
+        .filter(|&&(n, _)| graph.slug(n).is_some())
+        .zip(records)
+        .filter_map(|(&(_, d), record)| {
+            let p = record.filter(|p| caller.can_view(p))?;
+            let mut v = page_json(&p);
             v["distance"] = json!(d);
             Some(v)
         })
