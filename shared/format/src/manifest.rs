@@ -201,8 +201,8 @@ impl Manifest {
         Ok(self)
     }
 
-    /// Move the rows of every kind of more than `from` shards into directory shards of about
-    /// √n rows each; returns the manifest naming them and the directory shards to write
+    /// Move the rows of every kind of more than `from` shards (`page-records`: more than
+    /// [`MIN_DIRECTORY_ROWS`]) into directory shards of about √n rows each; returns the manifest naming them and the directory shards to write
     /// beside the others. `None` (or a manifest that already has directories) keeps every row
     /// listed.
     pub fn with_directories(mut self, from: Option<usize>) -> Result<(Manifest, Vec<EncodedShard>)> {
@@ -214,7 +214,10 @@ impl Manifest {
         for s in &self.shards {
             *counts.entry(s.kind).or_default() += 1;
         }
-        let large: Vec<(ShardKind, usize)> = counts.into_iter().filter(|&(_, n)| n > from).collect();
+        // The page table by part is read only by requests that look pages up, but its rows
+        // would be in every request's manifest: listed through directories from a few.
+        let threshold = |kind: ShardKind| if kind == ShardKind::PageRecords { from.min(MIN_DIRECTORY_ROWS) } else { from };
+        let large: Vec<(ShardKind, usize)> = counts.into_iter().filter(|&(kind, n)| n > threshold(kind)).collect();
         if large.is_empty() {
             return Ok((self, Vec::new()));
         }
@@ -518,6 +521,21 @@ mod tests {
         let mut other_kind = directory;
         other_kind.entries[3].kind = ShardKind::Bodies;
         assert!(other_kind.validate(d).is_err());
+    }
+
+    #[test]
+    fn page_records_go_through_directories_from_a_few_rows() {
+        let with = |n: u32| {
+            let shards = (0..n).map(|p| encode_shard(ShardKind::PageRecords, p, &p, None, None).unwrap().entry).collect();
+            Manifest::new("t".into(), BuildStats::default(), AnalyzerConfig::default(), ChunkerConfig::default(), LexicalStats::default(), shards).unwrap()
+        };
+        let (few, _) = with(MIN_DIRECTORY_ROWS as u32).with_directories(Some(DIRECTORIES_FROM)).unwrap();
+        assert!(few.directories.is_empty(), "a few rows stay listed");
+        let (more, written) = with(40).with_directories(Some(DIRECTORIES_FROM)).unwrap();
+        assert_eq!((more.shards_of(ShardKind::PageRecords).count(), written.len()), (0, 3));
+        for p in 0..40 {
+            assert!(matches!(more.locate(ShardKind::PageRecords, p), Ok(RowLocation::InDirectory(_))), "{p}");
+        }
     }
 
     #[test]
