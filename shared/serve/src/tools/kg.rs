@@ -37,9 +37,11 @@ struct View {
 
 impl View {
     async fn load<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<View> {
-        let (table, kg, mentions) = futures_util::join!(tools.reader.pages(), tools.reader.kg(), tools.reader.mentions());
-        let (table, kg, mentions) = (table?, kg?, mentions?);
-        let keys = table.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.key).collect();
+        // Which pages the caller may view comes from the compact page index (keys and ACLs),
+        // not the page table.
+        let (pages, kg, mentions) = futures_util::join!(crate::retrieval::PageLookup::open(tools.reader), tools.reader.kg(), tools.reader.mentions());
+        let (pages, kg, mentions) = (pages?, kg?, mentions?);
+        let keys = pages.keys_and_acls().filter(|(_, acl)| caller.can_view_under(acl)).map(|(key, _)| key).collect();
         Ok(View { kg, mentions, keys })
     }
 
