@@ -10,6 +10,9 @@ use wikantik_index_builder::commands::{build, new_key, publish_index, BuildOutpu
 use wikantik_index_builder::eval;
 use wikantik_index_builder::indexing::DenseArgs;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "index-builder", version, about = "Compile a Markdown wiki into Wikantik shards and publish them")]
 struct Cli {
