@@ -609,6 +609,8 @@ impl StoreBuilder {
         if self.entailment && !self.facts.is_empty() {
             self.entail();
         }
+        // Nothing is interned from here on: the second copy of every term goes.
+        self.ids = HashMap::new();
         // Sort the dictionary and renumber, keeping only terms that occur in a triple.
         let mut used = vec![false; self.terms.len()];
         for t in self.facts.keys() {
@@ -626,12 +628,16 @@ impl StoreBuilder {
                 *r = u32::try_from(new).map_err(|_| SparqlError::Store("too many terms".into()))?;
             }
         }
-        let terms: Vec<Term> = order.iter().filter_map(|&old| self.terms.get(old as usize).cloned()).collect();
+        // The terms move into the sorted dictionary (not copied).
+        let mut unsorted: Vec<Option<Term>> = std::mem::take(&mut self.terms).into_iter().map(Some).collect();
+        let terms: Vec<Term> = order.iter().filter_map(|&old| unsorted.get_mut(old as usize).and_then(Option::take)).collect();
+        drop(unsorted);
         let map = |id: u32| remap.get(id as usize).copied().unwrap_or(u32::MAX);
         let mut by_vis: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
-        for (t, vis) in &self.facts {
+        // The facts are consumed as they are grouped.
+        for (t, vis) in std::mem::take(&mut self.facts) {
             let t = [map(t[0]), map(t[1]), map(t[2])];
-            for &v in vis {
+            for v in vis {
                 by_vis.entry(v).or_default().push(t);
             }
         }
