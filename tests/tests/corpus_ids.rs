@@ -68,16 +68,18 @@ fn the_wikis_own_canonical_ids_are_kept_and_resolvable_on_the_corpus() {
     }
 
     // Other pages' `relations: [{type, target_id}]` naming a kept id now reach the page.
-    let kg = block_on(reader.kg()).expect("kg");
-    let node = |slug: &str| kg.nodes.iter().position(|n| n.kind == NodeKind::Page && n.name == slug);
+    let pages = block_on(wikantik::retrieval::PageLookup::open(&reader)).expect("page index");
+    let graph = block_on(wikantik::kg_catalog::KgCatalog::open(&reader, &pages)).expect("knowledge graph");
+    let everyone = |_: u32| true;
+    let node = |slug: &str| block_on(graph.find(slug, &everyone)).expect("graph parts").filter(|(n, part)| part.node(*n).is_some_and(|x| x.kind == NodeKind::Page && x.name == slug));
     let mut relations = 0;
     for (source, fields) in &fields {
         let Some(Value::Array(items)) = fields.get("relations") else { continue };
         for target in items.iter().filter_map(|item| item.get("target_id").and_then(Value::as_str)) {
             let Some(owner) = carriers.get(target.trim()).map(|slugs| slugs[0].as_str()) else { continue };
-            let (Some(from), Some(to)) = (node(source), node(owner)) else { panic!("page nodes of {source} and {owner}") };
+            let (Some((from, part)), Some((to, _))) = (node(source), node(owner)) else { panic!("page nodes of {source} and {owner}") };
             assert!(
-                kg.edges.iter().any(|e| e.source as usize == from && e.target as usize == to),
+                part.edges.iter().any(|e| e.source == from && e.target == to),
                 "{source}'s relation to {target} reaches {owner}"
             );
             relations += 1;

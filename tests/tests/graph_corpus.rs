@@ -143,10 +143,19 @@ fn find_similar_on_the_corpus_computes_centroids_per_request() {
     let options = CompileOptions { strict_frontmatter: false, ..CompileOptions::default() };
     let index = compile_with_vectors(pages, &options, Some(&build), &mut |_, _, _| {}).expect("compile corpus");
     let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).unwrap();
-    let mentions = block_on(reader.mentions()).unwrap();
+    let pages = block_on(wikantik::retrieval::PageLookup::open(&reader)).unwrap();
+    let graph = block_on(wikantik::kg_catalog::KgCatalog::open(&reader, &pages)).unwrap();
+    let (mut mentions, mut node) = (0usize, None);
+    block_on(graph.scan_node_mentions(|n, pairs| {
+        mentions += pairs.len();
+        node = node.or(Some(n));
+        Ok(())
+    }))
+    .unwrap();
+    let node = node.expect("a mentioned node");
+    let node = block_on(graph.parts_of_nodes([node])).unwrap().into_values().next().and_then(|part| part.node(node).map(|x| x.name.clone())).unwrap();
     let tools = KnowledgeTools { reader: &reader, bundle: &Default::default(), briefing: &Default::default() };
     let anonymous = Caller::anonymous();
-    let node = mentions.mentions.first().map(|m| block_on(reader.kg()).unwrap().nodes[m.node as usize].name.clone()).unwrap();
     let _ = block_on(tools.call("find_similar", &json!({ "node": node }), &anonymous)); // warm the shard cache
     let started = std::time::Instant::now();
     let outcome = block_on(tools.call("find_similar", &json!({ "node": node, "limit": 10 }), &anonymous));
@@ -155,7 +164,7 @@ fn find_similar_on_the_corpus_computes_centroids_per_request() {
     assert!(v["similar"].as_array().is_some_and(|s| !s.is_empty() && s.len() <= 10), "{v}");
     println!(
         "find_similar on the corpus: {} mentions, {} sections, {:?} per call (warm shards, dev profile)",
-        mentions.mentions.len(),
+        mentions,
         index.manifest.stats.sections,
         took
     );

@@ -12,6 +12,7 @@ mod graph;
 mod graph_corpus;
 mod hooks;
 mod hostile_input;
+mod kg_parts;
 mod limits;
 mod manifest_directories;
 mod manifest_pins;

@@ -19,13 +19,13 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// page table by part (`page-records` shards, and their starts and first slugs in the page
-/// index).
-const SAMPLE_WIKI_MANIFEST: &str = "af93ff85570591f027db305b7fdc40946820d19e4919eb570e8bd434db09ce4a";
+/// knowledge graph by part (`kg-index`, `kg-nodes`, `kg-ids`, `kg-node-mentions` and
+/// `kg-page-mentions` shards instead of `kg` and `mentions`).
+const SAMPLE_WIKI_MANIFEST: &str = "03db870aacfd333d9425474347a9611f8560d8cc76fcc10aa0723ac49bd4af2c";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the page table by part (`page-records` shards, and
-/// their starts and first slugs in the page index).
-const CORPUS_MANIFEST: &str = "9e71e4e2ee1e4a04c1247ad663b11b4de2ccc390b0c2f477fa26b5adde118129";
+/// lexical build). Last changed by the knowledge graph by part (the `kg-*` shards
+/// instead of `kg` and `mentions`).
+const CORPUS_MANIFEST: &str = "21e5328c562ab9f8efd42b1a63a115b6b2216addc4b2b2319e611ef7737b5406";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -412,12 +412,14 @@ mod tests {
     #[test]
     fn sub_cluster_edges_do_not_depend_on_the_first_members_acl() {
         let index = crate::testing::sub_cluster_wiki();
-        let (table, kg) = pollster::block_on(async {
+        let table = pollster::block_on(async {
             let reader = wikantik_serve::reader::IndexReader::open(wikantik_serve::reader::MemoryStore::from_compiled(&index), std::sync::Arc::new(wikantik_serve::reader::ShardCache::default()))
                 .await
                 .expect("open");
-            (reader.pages().await.expect("pages"), reader.kg().await.expect("kg"))
+            reader.pages().await.expect("pages")
         });
+        let (kg, _) = crate::compile::whole_knowledge_graph(crate::testing::sub_cluster_pages(), &crate::compile::CompileOptions::default()).expect("graph");
+        let (table, kg) = (table, std::sync::Arc::new(kg));
         let concept = |name: &str| kg.nodes.iter().position(|n| n.kind == NodeKind::Concept && n.name == name).map(|i| i as u32);
         let edge = |from: &str, predicate: &str, to: &str| {
             let (s, t) = (concept(from), concept(to));

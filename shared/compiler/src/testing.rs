@@ -29,22 +29,25 @@ pub fn compile_with_keyword_vectors(
 /// `ml/ops` = Aardvark (Alice only) and Beaver (public); `ml/vault` = Alpaca (Alice only) and
 /// its hub VaultHub (Bob only); `ml` has the public hub MlHub.
 pub fn sub_cluster_wiki() -> wikantik_format::payload::CompiledIndex {
-        use crate::compile::{compile, CompileOptions, SourcePage};
-        let page = |file: &str, frontmatter: &str, acl: &str| SourcePage {
-            file_name: file.into(),
-            text: format!("---\n{frontmatter}\n---\n{acl}\n\n# {file}\n\nSome notes about pipelines.\n"),
-            git_version: None,
-            updated: 0,
-        };
-        let pages = vec![
-            page("MlHub.md", "type: hub\ncluster: ml", ""),
-            page("Aardvark.md", "cluster: ml/ops", "[{ALLOW view Alice}]()"),
-            page("Beaver.md", "cluster: ml/ops", ""),
-            page("Alpaca.md", "cluster: ml/vault", "[{ALLOW view Alice}]()"),
-            page("VaultHub.md", "type: hub\ncluster: ml/vault", "[{ALLOW view Bob}]()"),
-        ];
-        compile(pages, &CompileOptions::default(), &mut |_, _, _| {}).expect("compile")
-    }
+    crate::compile::compile(sub_cluster_pages(), &crate::compile::CompileOptions::default(), &mut |_, _, _| {}).expect("compile")
+}
+
+/// The pages of [`sub_cluster_wiki`].
+pub fn sub_cluster_pages() -> Vec<crate::compile::SourcePage> {
+    let page = |file: &str, frontmatter: &str, acl: &str| crate::compile::SourcePage {
+        file_name: file.into(),
+        text: format!("---\n{frontmatter}\n---\n{acl}\n\n# {file}\n\nSome notes about pipelines.\n"),
+        git_version: None,
+        updated: 0,
+    };
+    vec![
+        page("MlHub.md", "type: hub\ncluster: ml", ""),
+        page("Aardvark.md", "cluster: ml/ops", "[{ALLOW view Alice}]()"),
+        page("Beaver.md", "cluster: ml/ops", ""),
+        page("Alpaca.md", "cluster: ml/vault", "[{ALLOW view Alice}]()"),
+        page("VaultHub.md", "type: hub\ncluster: ml/vault", "[{ALLOW view Bob}]()"),
+    ]
+}
 
 /// The callers of [`sub_cluster_wiki`]'s tests: a name and the principals of its API key
 /// (`None`: anonymous, no key).

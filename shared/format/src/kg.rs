@@ -254,30 +254,4 @@ impl KnowledgeGraph {
             && self.node_visible(edge.source, can_view)
             && self.node_visible(edge.target, can_view)
     }
-
-    /// The visible node with this name (case-insensitive; page, then entity, then concept) or
-    /// this id.
-    pub fn find(&self, name_or_id: &str, can_view: &dyn Fn(u32) -> bool) -> Option<u32> {
-        let lower = name_or_id.trim().to_lowercase();
-        let mut found: Option<u32> = None;
-        for (i, n) in self.nodes.iter().enumerate() {
-            if n.name.to_lowercase() == lower && self.node_visible(i as u32, can_view) {
-                found = Some(i as u32);
-                break; // nodes are sorted by kind: page, entity, concept
-            }
-        }
-        found.or_else(|| {
-            self.nodes.iter().position(|n| n.id == lower).map(|i| i as u32).filter(|&i| self.node_visible(i, can_view))
-        })
-    }
-
-    /// The first viewable backing page's slug (pages and entities; concepts have none).
-    pub fn source_page(&self, node: u32, can_view: &dyn Fn(u32) -> bool) -> Option<&str> {
-        let n = self.nodes.get(node as usize)?;
-        if n.kind == NodeKind::Concept {
-            return None;
-        }
-        n.pages.iter().find(|(k, _)| can_view(*k)).map(|(_, s)| s.as_str())
-    }
 }
-

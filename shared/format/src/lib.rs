@@ -19,6 +19,7 @@ pub mod hashing;
 pub mod ivf;
 pub mod kernels;
 pub mod kg;
+pub mod kg_parts;
 pub mod lexical;
 pub mod manifest;
 pub mod markup;

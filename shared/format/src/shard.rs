@@ -101,6 +101,18 @@ pub enum ShardKind {
     /// `record_partitions`), so a request that needs a few pages' records reads those, not
     /// every page's. Indexes without it are served from the page table.
     PageRecords,
+    /// Where the knowledge graph's parts start (`kg_parts::KgIndex`), one shard; indexes
+    /// without it hold the whole graph in `kg` and `mentions`.
+    KgIndex,
+    /// A run of the knowledge graph's nodes with every edge touching them
+    /// (`kg_parts::KgNodePart`).
+    KgNodes,
+    /// A run of node ids in id order (`kg_parts::KgIdPart`).
+    KgIds,
+    /// The mentions of a run of nodes (`kg_parts::MentionPart`, keyed by node).
+    KgNodeMentions,
+    /// The mentions in a run of pages (`kg_parts::MentionPart`, keyed by page).
+    KgPageMentions,
 }
 
 impl ShardKind {
@@ -128,6 +140,11 @@ impl ShardKind {
             ShardKind::VectorGroups => "vector-groups",
             ShardKind::Directory => "directory",
             ShardKind::PageRecords => "page-records",
+            ShardKind::KgIndex => "kg-index",
+            ShardKind::KgNodes => "kg-nodes",
+            ShardKind::KgIds => "kg-ids",
+            ShardKind::KgNodeMentions => "kg-node-mentions",
+            ShardKind::KgPageMentions => "kg-page-mentions",
         }
     }
 }

@@ -25,6 +25,7 @@ pub mod coverage;
 pub mod dense;
 pub mod fusion;
 pub mod graph_api;
+pub mod kg_catalog;
 pub mod llms;
 pub mod page_catalog;
 pub mod reader;

@@ -376,12 +376,13 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Citations)?).await
     }
 
-    /// The knowledge graph.
+    /// The whole knowledge graph of an index written before the graph was split (newer
+    /// indexes are read by part: [`crate::kg_catalog::KgCatalog`]).
     pub async fn kg(&self) -> Result<Arc<wikantik_format::kg::KnowledgeGraph>> {
         self.load(self.manifest.single(ShardKind::Kg)?).await
     }
 
-    /// The mention index of the knowledge graph.
+    /// The whole mention index of an index written before the graph was split.
     pub async fn mentions(&self) -> Result<Arc<wikantik_format::kg::MentionIndex>> {
         self.load(self.manifest.single(ShardKind::Mentions)?).await
     }

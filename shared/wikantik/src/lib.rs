@@ -12,7 +12,7 @@ pub use wikantik_compiler::{ann_build, ivf_build, kg_build};
 pub use wikantik_format::{analysis, catalog, dates, error, graph, hashing, lexical, manifest, markup, payload, shard, spine, tokens, vectors};
 pub use wikantik_http as http;
 pub use wikantik_mcp as mcp;
-pub use wikantik_serve::{briefing, bundle, coverage, fusion, graph_api, reader, rest, retrieval, routes, service, settings, sparql_access, tools};
+pub use wikantik_serve::{briefing, bundle, coverage, fusion, graph_api, kg_catalog, reader, rest, retrieval, routes, service, settings, sparql_access, tools};
 pub use wikantik_sparql::ontology;
 pub use wikantik_text::{chunk, entity_sidecar, html, links, markdown, page};
 
@@ -66,6 +66,7 @@ pub mod ann {
 pub mod kg {
     pub use wikantik_compiler::kg_build::build;
     pub use wikantik_format::kg::*;
+    pub use wikantik_format::kg_parts::*;
 }
 
 /// SPARQL-lite.

@@ -8,6 +8,7 @@ use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
 use wikantik_format::graph::PageGraph;
 use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
+use wikantik_format::kg_parts::KgSplit;
 use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
 use wikantik_format::manifest::{BuildStats, Manifest};
 use wikantik_format::payload::*;
@@ -31,7 +32,7 @@ pub(super) struct Built {
     pub spine: Spine,
     pub graph: PageGraph,
     pub citations: Vec<CitationEdge>,
-    /// The `kg`, `mentions`, `rdf` and `rdf-triples` shards, encoded as soon as they were built
+    /// The knowledge graph's parts (`kg-*`) and the `rdf` and `rdf-triples` shards, encoded as soon as they were built
     /// ([`encode_knowledge`]).
     pub knowledge: Vec<EncodedShard>,
     pub lexical_stats: LexicalStats,
@@ -40,26 +41,52 @@ pub(super) struct Built {
     pub warnings: Vec<BuildWarning>,
 }
 
-/// The knowledge graph, its mentions and the RDF store projected from the graph as shards
-/// (`kg`, `mentions`, `rdf`, then the `rdf-triples` partitions), encoded on every core as soon
-/// as each exists, and each structure dropped once encoded: they are several times their
-/// encoded size (2 GB at 120k pages together) and would otherwise be held at once and through
-/// the BM25 index. The mentions go first; the graph is encoded while the RDF store is
-/// projected from it.
+/// The knowledge graph and its mentions by part (`kg-index`, `kg-nodes`, `kg-ids`,
+/// `kg-node-mentions`, `kg-page-mentions`; [`wikantik_format::kg_parts`]) and the RDF store
+/// projected from the graph (`rdf`, then the `rdf-triples` partitions), encoded on every core
+/// as soon as they exist, and each structure dropped once encoded: they are several times
+/// their encoded size (2 GB at 120k pages together) and would otherwise be held at once and
+/// through the BM25 index. The parts are encoded while the RDF store is projected.
 pub(super) fn encode_knowledge(knowledge_graph: KnowledgeGraph, mention_index: MentionIndex, records: &[PageRecord], options: &CompileOptions) -> Result<Vec<EncodedShard>> {
-    let mentions = encode_shard(ShardKind::Mentions, 0, &mention_index, None, None)?;
-    drop(mention_index);
-    let (graph, rdf_store) = rayon::join(|| encode_shard(ShardKind::Kg, 0, &knowledge_graph, None, None), || super::knowledge::rdf_projection(records, &knowledge_graph));
+    let public: std::collections::HashSet<u32> = records.iter().filter(|r| r.acl.is_empty()).map(|r| r.key).collect();
+    let is_public = |key: u32| public.contains(&key);
+    let (graph_parts, rdf_store) = rayon::join(
+        || encode_knowledge_parts(&KgSplit::new(&knowledge_graph, &mention_index, &is_public, options.kg_part_sizes)),
+        || super::knowledge::rdf_projection(records, &knowledge_graph),
+    );
     drop(knowledge_graph);
+    drop(mention_index);
     let (mut rdf_directory, rdf_partitions) = rdf_store?.split(options.rdf_partition_entries);
     rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
     let (directory, triples) = rayon::join(
         || encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None),
         || rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect::<Result<Vec<EncodedShard>>>(),
     );
-    let mut shards = vec![graph?, mentions, directory?];
+    let mut shards = graph_parts?;
+    shards.push(directory?);
     shards.extend(triples?);
     Ok(shards)
+}
+
+/// Every part of the split graph, each made and encoded on one core and dropped.
+fn encode_knowledge_parts(split: &KgSplit<'_>) -> Result<Vec<EncodedShard>> {
+    let mut jobs: Vec<(ShardKind, usize)> = vec![(ShardKind::KgIndex, 0)];
+    jobs.extend((0..split.node_parts()).map(|p| (ShardKind::KgNodes, p)));
+    jobs.extend((0..split.id_parts()).map(|p| (ShardKind::KgIds, p)));
+    jobs.extend((0..split.node_mention_parts()).map(|p| (ShardKind::KgNodeMentions, p)));
+    jobs.extend((0..split.page_mention_parts()).map(|p| (ShardKind::KgPageMentions, p)));
+    jobs.par_iter()
+        .map(|&(kind, p)| {
+            let n = p as u32;
+            match kind {
+                ShardKind::KgIndex => encode_shard(kind, n, &split.index(), None, None),
+                ShardKind::KgNodes => encode_shard(kind, n, &split.node_part(p), None, None),
+                ShardKind::KgIds => encode_shard(kind, n, &split.id_part(p), None, None),
+                ShardKind::KgNodeMentions => encode_shard(kind, n, &split.node_mention_part(p), None, None),
+                _ => encode_shard(kind, n, &split.page_mention_part(p), None, None),
+            }
+        })
+        .collect()
 }
 
 /// Page-range partitions encoded together on every core between two progress reports.

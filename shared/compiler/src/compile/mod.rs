@@ -53,6 +53,9 @@ pub struct CompileOptions {
     /// Page-range partitions per `page-records` shard (the page table by part): 64 of about
     /// 8 pages, some 500 records, about 30 KB.
     pub record_partitions_per_shard: usize,
+    /// How large the knowledge graph's parts grow (`kg_parts::PartSizes`; tests use small
+    /// ones).
+    pub kg_part_sizes: wikantik_format::kg_parts::PartSizes,
     /// Malformed frontmatter fails the build (true) or skips the page with a warning (false).
     pub strict_frontmatter: bool,
     /// Written into the manifest, e.g. `wikantik-index-builder 0.1.0`.
@@ -88,6 +91,7 @@ impl Default for CompileOptions {
             terms_per_partition: 64,
             rdf_partition_entries: RDF_PARTITION_ENTRIES,
             record_partitions_per_shard: 64,
+            kg_part_sizes: wikantik_format::kg_parts::PartSizes::default(),
             strict_frontmatter: true,
             generator: format!("wikantik {}", env!("CARGO_PKG_VERSION")),
             entity_sidecar: None,
@@ -154,6 +158,25 @@ pub struct LiteTraining<'a> {
 
 /// Trains the lite profile's static table (index-builder `lite::train_table`).
 pub type TrainLiteFn<'a> = dyn Fn(&LiteTraining<'_>) -> Result<StaticTableShard> + 'a;
+
+/// The knowledge graph and its mentions as a build makes them, before they are split into
+/// parts (`kg_parts`): for tests that compare the parts with the whole graph, or write an
+/// index of the layout before the split (one `kg` and one `mentions` shard).
+pub fn whole_knowledge_graph(mut sources: Vec<SourcePage>, options: &CompileOptions) -> Result<(wikantik_format::kg::KnowledgeGraph, wikantik_format::kg::MentionIndex)> {
+    let mut warnings = Vec::new();
+    let progress = &mut |_: Stage, _: usize, _: usize| {};
+    sources.sort_by(|a, b| a.file_name.cmp(&b.file_name));
+    let pages = parse::parse_sources(sources, options, &mut warnings, progress)?;
+    let slugs: Vec<String> = pages.iter().map(|p| p.slug.clone()).collect();
+    let canonical_ids = parse::resolve_canonical_ids(&pages, &mut warnings);
+    let keys = assign_page_keys(&slugs);
+    let parts = pages::page_parts(&pages, options, &mut warnings, progress);
+    let (spine, _) = pages::structure(&pages, &slugs, &parts.links, &mut warnings);
+    let partitions = content_defined_partitions(&slugs, options.pages_per_partition);
+    let records = pages::page_records(&pages, &canonical_ids, &keys, &parts, &partitions);
+    let frontmatters: Vec<Frontmatter> = pages.into_iter().map(|p| p.frontmatter).collect();
+    knowledge::knowledge(&frontmatters, &records, &parts, &spine, options, &mut warnings)
+}
 
 /// Compile source pages into shards and a manifest (lexical only: no vectors).
 pub fn compile(

@@ -3,6 +3,10 @@
 //! `find_similar`, `get_ontology` and `sparql_query`, over the graph of [`crate::kg`] and the
 //! RDF projection of [`crate::ontology`].
 //!
+//! The graph is read by part ([`crate::kg_catalog`]): a tool that looks a node up reads the
+//! parts it needs; one that counts or lists over every node reads the parts a few at a time,
+//! so no tool holds the whole graph, whatever the wiki's size.
+//!
 //! The ACL gate: a node is seen iff the caller may view one of the pages backing it, an edge
 //! iff its declaring page (for a sub-cluster's edges to its parent: any page of the
 //! sub-cluster) and both endpoints are, a mention iff its page is; counts, type and
@@ -15,63 +19,54 @@ use serde_json::{json, Map, Value};
 
 use super::common::int_arg;
 use super::{list_arg, text_arg, KnowledgeTools};
-use wikantik_access::access::Caller;
-use wikantik_format::vectors::VectorPartition;
-use wikantik_format::error::{Error, Result};
-use wikantik_format::kg::{stable_id, KgEdge, KnowledgeGraph, MentionIndex, HUMAN_AUTHORED, PREDICATES};
-use wikantik_format::lexical::SectionKey;
-use wikantik_mcp::ToolOutcome;
+use crate::kg_catalog::KgCatalog;
 use crate::reader::ShardStore;
+use wikantik_access::access::Caller;
+use wikantik_format::error::{Error, Result};
+use wikantik_format::kg::{stable_id, KgEdge, NodeKind, HUMAN_AUTHORED, PREDICATES};
+use wikantik_format::kg_parts::KgNodePart;
+use wikantik_format::lexical::SectionKey;
+use wikantik_format::vectors::VectorPartition;
+use wikantik_mcp::ToolOutcome;
 #[cfg(feature = "sparql")]
 use wikantik_sparql::SparqlError;
 
 /// Most nodes `traverse` returns (the BFS stops when it has this many; `truncated: true`).
 pub const TRAVERSE_MAX_NODES: usize = 500;
 
-/// The graph, its mentions and the keys of the pages the caller may view.
-struct View {
-    kg: std::sync::Arc<KnowledgeGraph>,
-    mentions: std::sync::Arc<MentionIndex>,
+/// The graph's catalog and the keys of the pages the caller may view.
+struct View<'r, S: ShardStore> {
+    graph: KgCatalog<'r, S>,
     keys: HashSet<u32>,
 }
 
-impl View {
-    async fn load<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<View> {
+impl<'r, S: ShardStore> View<'r, S> {
+    async fn load(tools: &KnowledgeTools<'r, S>, caller: &Caller) -> Result<View<'r, S>> {
         // Which pages the caller may view comes from the compact page index (keys and ACLs),
         // not the page table.
-        let (pages, kg, mentions) = futures_util::join!(crate::retrieval::PageLookup::open(tools.reader), tools.reader.kg(), tools.reader.mentions());
-        let (pages, kg, mentions) = (pages?, kg?, mentions?);
+        let pages = crate::retrieval::PageLookup::open(tools.reader).await?;
         let keys = pages.keys_and_acls().filter(|(_, acl)| caller.can_view_under(acl)).map(|(key, _)| key).collect();
-        Ok(View { kg, mentions, keys })
+        let graph = KgCatalog::open(tools.reader, &pages).await?;
+        Ok(View { graph, keys })
     }
 
     fn can_view(&self) -> impl Fn(u32) -> bool + '_ {
         |k| self.keys.contains(&k)
     }
 
-    fn visible(&self, node: u32) -> bool {
-        self.kg.node_visible(node, &self.can_view())
+    /// Is node `node` of `part` visible with at least one visible mention?
+    fn mentioned(&self, part: &KgNodePart, node: u32) -> bool {
+        part.node_visible(node, &self.can_view()) && part.mentioned_by(node).is_some_and(|pages| pages.iter().any(|k| self.keys.contains(k)))
     }
 
-    /// Visible nodes with at least one visible mention.
-    fn mentioned(&self) -> BTreeSet<u32> {
-        self.mentions
-            .mentions
-            .iter()
-            .filter(|m| self.keys.contains(&m.page))
-            .map(|m| m.node)
-            .filter(|&n| self.visible(n))
-            .collect()
-    }
-
-    /// The reference's `KgNode` shape.
-    fn node_json(&self, node: u32) -> Value {
-        let n = &self.kg.nodes[node as usize];
+    /// The reference's `KgNode` shape, for a node of `part`.
+    fn node_json(&self, part: &KgNodePart, node: u32) -> Value {
+        let Some(n) = part.node(node) else { return Value::Null };
         json!({
             "id": n.id,
             "name": n.name,
             "nodeType": n.node_type,
-            "sourcePage": self.kg.source_page(node, &self.can_view()),
+            "sourcePage": source_page(part, node, &self.can_view()),
             "provenance": provenance(&n.properties),
             "properties": n.properties,
             "created": null,
@@ -81,24 +76,53 @@ impl View {
         })
     }
 
-    /// The reference's `KgEdge` shape (plus the endpoint names).
-    fn edge_json(&self, e: &KgEdge) -> Value {
-        let (s, t) = (&self.kg.nodes[e.source as usize], &self.kg.nodes[e.target as usize]);
-        json!({
-            "id": e.id,
-            "sourceId": s.id,
-            "targetId": t.id,
-            "sourceName": s.name,
-            "targetName": t.name,
-            "relationshipType": e.predicate,
-            "provenance": provenance(&e.properties),
-            "properties": e.properties,
-            "created": null,
-            "modified": null,
-            "tier": tier(&e.properties),
-            "provenanceProposalId": null,
-        })
+    /// The `KgNode` JSON of each of `nodes`, their parts read a few at a time.
+    async fn node_jsons(&self, nodes: &[u32]) -> Result<HashMap<u32, Value>> {
+        let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &n in nodes {
+            if let Some(p) = self.graph.part_of_node(n) {
+                by_part.entry(p).or_default().push(n);
+            }
+        }
+        let mut out = HashMap::new();
+        let parts: Vec<u32> = by_part.keys().copied().collect();
+        for batch in parts.chunks(4) {
+            for (p, part) in batch.iter().zip(self.graph.node_parts(batch).await?) {
+                for &n in by_part.get(p).into_iter().flatten() {
+                    out.insert(n, self.node_json(&part, n));
+                }
+            }
+        }
+        Ok(out)
     }
+}
+
+/// The first viewable backing page's slug (pages and entities; concepts have none).
+fn source_page<'p>(part: &'p KgNodePart, node: u32, can_view: &dyn Fn(u32) -> bool) -> Option<&'p str> {
+    let n = part.node(node)?;
+    if n.kind == NodeKind::Concept {
+        return None;
+    }
+    n.pages.iter().find(|(k, _)| can_view(*k)).map(|(_, s)| s.as_str())
+}
+
+/// The reference's `KgEdge` shape (plus the endpoint names), for an edge of `part`.
+fn edge_json(part: &KgNodePart, e: &KgEdge) -> Value {
+    let (s, t) = (part.id_and_name(e.source).unwrap_or_default(), part.id_and_name(e.target).unwrap_or_default());
+    json!({
+        "id": e.id,
+        "sourceId": s.0,
+        "targetId": t.0,
+        "sourceName": s.1,
+        "targetName": t.1,
+        "relationshipType": e.predicate,
+        "provenance": provenance(&e.properties),
+        "properties": e.properties,
+        "created": null,
+        "modified": null,
+        "tier": tier(&e.properties),
+        "provenanceProposalId": null,
+    })
 }
 
 /// A node's or edge's provenance: the entity sidecar's for what only the sidecar declares
@@ -142,14 +166,35 @@ fn window(args: &Value, default_limit: i64) -> (usize, usize) {
     (usize::try_from(limit).unwrap_or(usize::MAX), usize::try_from(offset).unwrap_or(usize::MAX))
 }
 
-/// Visible, mentioned nodes ordered by name (case-insensitive), then id.
-fn by_name(view: &View, nodes: impl IntoIterator<Item = u32>) -> Vec<u32> {
-    let mut v: Vec<u32> = nodes.into_iter().collect();
-    v.sort_by(|&a, &b| {
-        let (x, y) = (&view.kg.nodes[a as usize], &view.kg.nodes[b as usize]);
-        (x.name.to_lowercase(), &x.id).cmp(&(y.name.to_lowercase(), &y.id))
-    });
-    v
+/// The first `keep` nodes by name (case-insensitive), then id, of those offered: a scan over
+/// every part offers its matches and holds no more than `keep` of them.
+struct FirstByName {
+    keep: usize,
+    best: BTreeMap<(String, String), Value>,
+}
+
+impl FirstByName {
+    fn new(keep: usize) -> Self {
+        FirstByName { keep, best: BTreeMap::new() }
+    }
+
+    fn offer(&mut self, name: &str, id: &str, json: impl FnOnce() -> Value) {
+        if self.keep == 0 {
+            return;
+        }
+        let key = (name.to_lowercase(), id.to_string());
+        if self.best.len() >= self.keep && self.best.last_key_value().is_some_and(|(last, _)| *last <= key) {
+            return;
+        }
+        self.best.insert(key, json());
+        if self.best.len() > self.keep {
+            self.best.pop_last();
+        }
+    }
+
+    fn window(self, offset: usize, limit: usize) -> Vec<Value> {
+        self.best.into_values().skip(offset).take(limit).collect()
+    }
 }
 
 /// `discover_schema`: node types, relationship types (the closed vocabulary), status values,
@@ -157,25 +202,36 @@ fn by_name(view: &View, nodes: impl IntoIterator<Item = u32>) -> Vec<u32> {
 pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>, _args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
-    let visible: Vec<u32> = (0..view.kg.nodes.len() as u32).filter(|&n| view.visible(n)).collect();
     let mut types = BTreeSet::new();
     let mut statuses = BTreeSet::new();
     let mut keys: BTreeMap<String, (usize, Vec<Value>)> = BTreeMap::new();
-    for &n in &visible {
-        let node = &view.kg.nodes[n as usize];
-        types.insert(node.node_type.clone());
-        if let Some(s) = node.properties.get("status").and_then(Value::as_str) {
-            statuses.insert(s.to_string());
-        }
-        for (k, v) in &node.properties {
-            let entry = keys.entry(k.clone()).or_insert((0, Vec::new()));
-            entry.0 += 1;
-            if entry.1.len() < 5 && !entry.1.contains(v) {
-                entry.1.push(v.clone());
+    let (mut visible, mut edges, mut mentioned) = (0usize, 0usize, 0usize);
+    view.graph
+        .scan(|part| {
+            for (i, node) in part.nodes.iter().enumerate() {
+                let n = part.first + i as u32;
+                if !part.node_visible(n, &can_view) {
+                    continue;
+                }
+                visible += 1;
+                mentioned += usize::from(view.mentioned(part, n));
+                types.insert(node.node_type.clone());
+                if let Some(s) = node.properties.get("status").and_then(Value::as_str) {
+                    statuses.insert(s.to_string());
+                }
+                for (k, v) in &node.properties {
+                    let entry = keys.entry(k.clone()).or_insert((0, Vec::new()));
+                    entry.0 += 1;
+                    if entry.1.len() < 5 && !entry.1.contains(v) {
+                        entry.1.push(v.clone());
+                    }
+                }
             }
-        }
-    }
-    let edges = view.kg.edges.iter().filter(|e| view.kg.edge_visible(e, &can_view)).count();
+            // Each edge once: in the part of its source.
+            edges += part.edges.iter().filter(|e| part.node(e.source).is_some() && part.edge_visible(e, &can_view)).count();
+            Ok(())
+        })
+        .await?;
     let property_keys: Map<String, Value> =
         keys.into_iter().map(|(k, (count, samples))| (k, json!({ "count": count, "sampleValues": samples }))).collect();
     Ok(ToolOutcome::Json(json!({
@@ -185,13 +241,13 @@ pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>
             "statusValues": statuses,
             "propertyKeys": property_keys,
             "stats": {
-                "nodes": visible.len(),
+                "nodes": visible,
                 "edges": edges,
                 "unreviewedProposals": 0,
                 "pendingBreakdown": { "total": 0, "newNodes": 0, "newEdges": 0, "judgeApproved": 0, "judgeAbstained": 0, "unjudged": 0 },
             },
         },
-        "mentionedNodeCount": view.mentioned().len(),
+        "mentionedNodeCount": mentioned,
     })))
 }
 
@@ -203,18 +259,27 @@ pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, ar
     let empty = json!({});
     let filters = args.get("filters").filter(|f| f.is_object()).unwrap_or(&empty);
     let f = |k: &str| filters.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
-    let (node_type, source_page, name, status) = (f("node_type"), f("source_page"), f("name").map(|n| n.to_lowercase()), f("status"));
+    let (node_type, source_page_filter, name, status) = (f("node_type"), f("source_page"), f("name").map(|n| n.to_lowercase()), f("status"));
     let can_view = view.can_view();
-    let matching = view.mentioned().into_iter().filter(|&n| {
-        let node = &view.kg.nodes[n as usize];
-        provenance_ok(args, &node.properties)
-            && node_type.as_ref().is_none_or(|t| &node.node_type == t)
-            && source_page.as_deref().is_none_or(|s| view.kg.source_page(n, &can_view) == Some(s))
-            && name.as_ref().is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
-            && status.as_ref().is_none_or(|s| node.properties.get("status").and_then(Value::as_str) == Some(s.as_str()))
-    });
-    let results: Vec<Value> = by_name(&view, matching).into_iter().skip(offset).take(limit).map(|n| view.node_json(n)).collect();
-    Ok(ToolOutcome::Json(json!({ "results": results })))
+    let mut first = FirstByName::new(offset.saturating_add(limit));
+    view.graph
+        .scan(|part| {
+            for (i, node) in part.nodes.iter().enumerate() {
+                let n = part.first + i as u32;
+                let matches = view.mentioned(part, n)
+                    && provenance_ok(args, &node.properties)
+                    && node_type.as_ref().is_none_or(|t| &node.node_type == t)
+                    && source_page_filter.as_deref().is_none_or(|s| source_page(part, n, &can_view) == Some(s))
+                    && name.as_ref().is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
+                    && status.as_ref().is_none_or(|s| node.properties.get("status").and_then(Value::as_str) == Some(s.as_str()));
+                if matches {
+                    first.offer(&node.name, &node.id, || view.node_json(part, n));
+                }
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(ToolOutcome::Json(json!({ "results": first.window(offset, limit) })))
 }
 
 /// `get_node`: a node by name (page, entity, then concept) or id, with its visible edges.
@@ -222,11 +287,109 @@ pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
     let wanted = text_arg(args, "node").ok_or_else(|| Error::Invalid("node is required".into()))?;
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
-    let node = view.kg.find(&wanted, &can_view).ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
-    let visible = |e: &&KgEdge| view.kg.edge_visible(e, &can_view);
-    let outbound: Vec<Value> = view.kg.edges.iter().filter(|e| e.source == node).filter(visible).map(|e| view.edge_json(e)).collect();
-    let inbound: Vec<Value> = view.kg.edges.iter().filter(|e| e.target == node).filter(visible).map(|e| view.edge_json(e)).collect();
-    Ok(ToolOutcome::Json(json!({ "node": view.node_json(node), "outbound_edges": outbound, "inbound_edges": inbound })))
+    let (node, part) = view.graph.find(&wanted, &can_view).await?.ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
+    let visible = |e: &&KgEdge| part.edge_visible(e, &can_view);
+    let outbound: Vec<Value> = part.edges.iter().filter(|e| e.source == node).filter(visible).map(|e| edge_json(&part, e)).collect();
+    let inbound: Vec<Value> = part.edges.iter().filter(|e| e.target == node).filter(visible).map(|e| edge_json(&part, e)).collect();
+    Ok(ToolOutcome::Json(json!({ "node": view.node_json(&part, node), "outbound_edges": outbound, "inbound_edges": inbound })))
+}
+
+/// The co-mention neighbours of each of `nodes` (other visible nodes mentioned in at least
+/// `min_shared` of the same visible sections), with their synthesized edges, in node order.
+async fn co_mention_neighbours<S: ShardStore>(view: &View<'_, S>, nodes: &[u32], min_shared: usize) -> Result<HashMap<u32, Vec<(u32, Value)>>> {
+    let wanted: BTreeSet<u32> = nodes.iter().copied().collect();
+    let chunks_of = view.graph.node_mentions(&wanted).await?;
+    let pages: BTreeSet<u32> = chunks_of.values().flatten().map(|&(page, _)| page).filter(|k| view.keys.contains(k)).collect();
+    let in_pages = view.graph.page_mentions(&pages).await?;
+    // Per node, how many of its visible sections each other node shares.
+    let mut shared: BTreeMap<u32, BTreeMap<u32, usize>> = BTreeMap::new();
+    for &n in &wanted {
+        let counts = shared.entry(n).or_default();
+        for &(page, chunk) in chunks_of.get(&n).into_iter().flatten().filter(|(page, _)| view.keys.contains(page)) {
+            for &(_, other) in in_pages.get(&page).into_iter().flatten().filter(|(c, _)| *c == chunk) {
+                if other != n {
+                    *counts.entry(other).or_default() += 1;
+                }
+            }
+        }
+    }
+    // Visibility and ids of every node involved, their parts read a few at a time.
+    let involved: BTreeSet<u32> = shared.iter().flat_map(|(n, counts)| std::iter::once(*n).chain(counts.keys().copied())).collect();
+    let mut ids: HashMap<u32, String> = HashMap::new();
+    let can_view = view.can_view();
+    let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &n in &involved {
+        if let Some(p) = view.graph.part_of_node(n) {
+            by_part.entry(p).or_default().push(n);
+        }
+    }
+    let parts: Vec<u32> = by_part.keys().copied().collect();
+    for batch in parts.chunks(4) {
+        for (p, part) in batch.iter().zip(view.graph.node_parts(batch).await?) {
+            for &n in by_part.get(p).into_iter().flatten() {
+                if let Some(node) = part.node(n).filter(|_| part.node_visible(n, &can_view)) {
+                    ids.insert(n, node.id.clone());
+                }
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for (n, counts) in shared {
+        let Some(a) = ids.get(&n) else {
+            out.insert(n, Vec::new());
+            continue;
+        };
+        let edges = counts
+            .into_iter()
+            .filter(|(_, k)| *k >= min_shared)
+            .filter_map(|(other, k)| {
+                let b = ids.get(&other)?;
+                let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+                let edge = json!({
+                    "id": stable_id(&format!("wikantik:kg:co-mentions:{lo}:{hi}")),
+                    "sourceId": a,
+                    "targetId": b,
+                    "relationshipType": "co-mentions",
+                    "provenance": "DERIVED",
+                    "properties": { "sharedChunks": k },
+                    "created": null,
+                    "modified": null,
+                    "tier": "machine",
+                    "provenanceProposalId": null,
+                });
+                Some((other, edge))
+            })
+            .collect();
+        out.insert(n, edges);
+    }
+    Ok(out)
+}
+
+/// The stored, human-tier, visible typed edges of each of `nodes` (either direction), with
+/// the node at their other end, in edge order.
+async fn typed_neighbours<S: ShardStore>(view: &View<'_, S>, nodes: &[u32]) -> Result<HashMap<u32, Vec<(u32, Value)>>> {
+    let can_view = view.can_view();
+    let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &n in nodes {
+        if let Some(p) = view.graph.part_of_node(n) {
+            by_part.entry(p).or_default().push(n);
+        }
+    }
+    let mut out = HashMap::new();
+    let parts: Vec<u32> = by_part.keys().copied().collect();
+    for batch in parts.chunks(4) {
+        for (p, part) in batch.iter().zip(view.graph.node_parts(batch).await?) {
+            for &n in by_part.get(p).into_iter().flatten() {
+                let edges = part
+                    .edges_of(n)
+                    .filter(|e| tier(&e.properties) == "human" && part.edge_visible(e, &can_view))
+                    .map(|e| (if e.source == n { e.target } else { e.source }, edge_json(&part, e)))
+                    .collect();
+                out.insert(n, edges);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// `traverse`: breadth-first search from `start_node` up to `max_depth` (default 2, 1–5) hops.
@@ -235,75 +398,27 @@ pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 /// synthesized `co-mentions` edges (`provenance: "DERIVED"`, `tier: "machine"`, stable ids);
 /// with `min_tier: human` it follows only the stored, human-tier typed edges (either
 /// direction; entity-sidecar edges with `AI_*` provenance are machine tier). At most [`TRAVERSE_MAX_NODES`] nodes.
+/// Each hop reads the parts (and mentions) of its frontier only.
 pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let start = text_arg(args, "start_node").ok_or_else(|| Error::Invalid("start_node is required".into()))?;
     let wanted_tier = min_tier(args)?;
     let max_depth = int_arg(args, "max_depth").unwrap_or(2).clamp(1, 5) as usize;
     let min_shared = int_arg(args, "min_shared_chunks").unwrap_or(1).max(1) as usize;
     let view = View::load(tools, caller).await?;
-    let can_view = view.can_view();
-    let start = view.kg.find(&start, &can_view).ok_or_else(|| Error::NotFound(format!("Node not found: {start}")))?;
+    let (start, start_part) = view.graph.find(&start, &view.can_view()).await?.ok_or_else(|| Error::NotFound(format!("Node not found: {start}")))?;
+    drop(start_part);
 
-    // Adjacency on demand.
-    let mut by_chunk: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
-    let mut chunks_of: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    if wanted_tier == "machine" {
-        for m in view.mentions.mentions.iter().filter(|m| view.keys.contains(&m.page)) {
-            if view.visible(m.node) {
-                by_chunk.entry((m.page, m.chunk)).or_default().push(m.node);
-                chunks_of.entry(m.node).or_default().push((m.page, m.chunk));
-            }
-        }
-    }
-    let neighbours = |n: u32| -> Vec<(u32, Value)> {
-        if wanted_tier == "machine" {
-            let mut shared: BTreeMap<u32, usize> = BTreeMap::new();
-            for c in chunks_of.get(&n).into_iter().flatten() {
-                for &other in by_chunk.get(c).into_iter().flatten() {
-                    if other != n {
-                        *shared.entry(other).or_default() += 1;
-                    }
-                }
-            }
-            shared
-                .into_iter()
-                .filter(|(_, k)| *k >= min_shared)
-                .map(|(other, k)| {
-                    let (a, b) = (&view.kg.nodes[n as usize].id, &view.kg.nodes[other as usize].id);
-                    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-                    let edge = json!({
-                        "id": stable_id(&format!("wikantik:kg:co-mentions:{lo}:{hi}")),
-                        "sourceId": a,
-                        "targetId": b,
-                        "relationshipType": "co-mentions",
-                        "provenance": "DERIVED",
-                        "properties": { "sharedChunks": k },
-                        "created": null,
-                        "modified": null,
-                        "tier": "machine",
-                        "provenanceProposalId": null,
-                    });
-                    (other, edge)
-                })
-                .collect()
-        } else {
-            view.kg
-                .edges
-                .iter()
-                .filter(|e| (e.source == n || e.target == n) && tier(&e.properties) == "human" && view.kg.edge_visible(e, &can_view))
-                .map(|e| (if e.source == n { e.target } else { e.source }, view.edge_json(e)))
-                .collect()
-        }
-    };
     let mut seen: BTreeSet<u32> = BTreeSet::from([start]);
     let mut order = vec![start];
     let mut edges: BTreeMap<String, Value> = BTreeMap::new();
     let mut frontier = vec![start];
     let mut truncated = false;
     'outer: for _ in 0..max_depth {
+        let mut neighbours =
+            if wanted_tier == "machine" { co_mention_neighbours(&view, &frontier, min_shared).await? } else { typed_neighbours(&view, &frontier).await? };
         let mut next = Vec::new();
-        for &n in &frontier {
-            for (other, edge) in neighbours(n) {
+        for n in &frontier {
+            for (other, edge) in neighbours.remove(n).unwrap_or_default() {
                 if !seen.contains(&other) {
                     if seen.len() >= TRAVERSE_MAX_NODES {
                         truncated = true;
@@ -322,12 +437,13 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
         }
         frontier = next;
     }
-    let ids: HashSet<&str> = seen.iter().map(|&n| view.kg.nodes[n as usize].id.as_str()).collect();
+    let mut jsons = view.node_jsons(&order).await?;
+    let ids: HashSet<String> = jsons.values().filter_map(|v| v["id"].as_str().map(str::to_string)).collect();
     let edges: Vec<Value> = edges
         .into_values()
         .filter(|e| ids.contains(e["sourceId"].as_str().unwrap_or("")) && ids.contains(e["targetId"].as_str().unwrap_or("")))
         .collect();
-    let nodes: Vec<Value> = order.into_iter().map(|n| view.node_json(n)).collect();
+    let nodes: Vec<Value> = order.into_iter().map(|n| jsons.remove(&n).unwrap_or(Value::Null)).collect();
     let mut out = json!({ "nodes": nodes, "edges": edges });
     if truncated {
         out["truncated"] = json!(true);
@@ -342,18 +458,23 @@ pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S
     let human_only = min_tier(args)? == "human";
     let (limit, _) = window(args, 20);
     let view = View::load(tools, caller).await?;
-    let hits: Vec<u32> = view
-        .mentioned()
-        .into_iter()
-        .filter(|&n| {
-            let node = &view.kg.nodes[n as usize];
-            provenance_ok(args, &node.properties)
-                && !(human_only && tier(&node.properties) == "machine")
-                && (node.name.to_lowercase().contains(&query)
-                    || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query))
+    let mut first = FirstByName::new(limit);
+    view.graph
+        .scan(|part| {
+            for (i, node) in part.nodes.iter().enumerate() {
+                let n = part.first + i as u32;
+                let matches = view.mentioned(part, n)
+                    && provenance_ok(args, &node.properties)
+                    && !(human_only && tier(&node.properties) == "machine")
+                    && (node.name.to_lowercase().contains(&query) || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query));
+                if matches {
+                    first.offer(&node.name, &node.id, || view.node_json(part, n));
+                }
+            }
+            Ok(())
         })
-        .collect();
-    let results: Vec<Value> = by_name(&view, hits).into_iter().take(limit).map(|n| view.node_json(n)).collect();
+        .await?;
+    let results = first.window(0, limit);
     let mut out = json!({ "results": results, "scope": "knowledge_graph_nodes_only" });
     if results_empty(&out) {
         out["hint"] = json!("No graph node matches. search_knowledge searches node names and properties only; use assemble_bundle or retrieve_context to search page content.");
@@ -370,11 +491,11 @@ fn results_empty(out: &Value) -> bool {
 /// with similarity rounded to 3 dp.
 ///
 /// A node's centroid is the normalised mean of the vectors of the sections that mention it,
-/// computed per request from the `vectors` and `mentions` shards over the sections the caller
-/// may view only — so a restricted section moves no centroid and a node seen only through
-/// restricted pages is neither a result nor a valid `node` ("Node not found", as for a name
-/// that does not exist). Errors: index not ready (no vectors), blank node, node not found,
-/// node not in the mention index (visible but mentioned in no viewable section).
+/// computed per request from the `vectors` shards and the graph's mentions over the sections
+/// the caller may view only — so a restricted section moves no centroid and a node seen only
+/// through restricted pages is neither a result nor a valid `node` ("Node not found", as for
+/// a name that does not exist). Errors: index not ready (no vectors), blank node, node not
+/// found, node not in the mention index (visible but mentioned in no viewable section).
 pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let wanted = text_arg(args, "node").ok_or_else(|| Error::Invalid("node is required".into()))?;
     let (limit, _) = window(args, 10);
@@ -383,8 +504,22 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
     }
     let (view, vectors) = futures_util::join!(View::load(tools, caller), tools.reader.vectors());
     let (view, vectors) = (view?, vectors?);
-    let target = view.kg.find(&wanted, &view.can_view()).ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
-    let centroids = mention_centroids(&view, &vectors)?;
+    let (target, _) = view.graph.find(&wanted, &view.can_view()).await?.ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
+    // The names of the visible nodes (a scan over every part, names only kept).
+    let can_view = view.can_view();
+    let mut names: HashMap<u32, String> = HashMap::new();
+    view.graph
+        .scan(|part| {
+            for (i, node) in part.nodes.iter().enumerate() {
+                let n = part.first + i as u32;
+                if part.node_visible(n, &can_view) {
+                    names.insert(n, node.name.clone());
+                }
+            }
+            Ok(())
+        })
+        .await?;
+    let centroids = mention_centroids(&view, &names, &vectors).await?;
     let Some(own) = centroids.get(&target) else {
         return Err(Error::Invalid(format!("node not in the mention index: {wanted}")));
     };
@@ -393,12 +528,12 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         .filter(|(&n, _)| n != target)
         .map(|(&n, c)| (own.iter().zip(c).map(|(a, b)| a * b).sum::<f32>(), n))
         .collect();
-    let name = |n: u32| view.kg.nodes[n as usize].name.to_lowercase();
+    let name = |n: u32| names.get(&n).map(|s| s.to_lowercase()).unwrap_or_default();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| name(a.1).cmp(&name(b.1))).then(a.1.cmp(&b.1)));
     let similar: Vec<Value> = scored
         .into_iter()
         .take(limit)
-        .map(|(s, n)| json!({ "name": view.kg.nodes[n as usize].name, "similarity": (f64::from(s) * 1000.0).round() / 1000.0 }))
+        .map(|(s, n)| json!({ "name": names.get(&n), "similarity": (f64::from(s) * 1000.0).round() / 1000.0 }))
         .collect();
     Ok(ToolOutcome::Json(json!({ "similar": similar })))
 }
@@ -408,9 +543,14 @@ fn vectors_fault(message: &str) -> Error {
     Error::Decode { name: "vectors".into(), message: message.into() }
 }
 
-/// Unit-length mention centroids of the visible nodes, from the sections the caller may view.
-/// Nodes whose viewable mentions have no vector (or only zero vectors) get none.
-fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -> Result<BTreeMap<u32, Vec<f32>>> {
+/// Unit-length mention centroids of the visible nodes (`visible`), from the sections the
+/// caller may view. Nodes whose viewable mentions have no vector (or only zero vectors) get
+/// none.
+async fn mention_centroids<S: ShardStore>(
+    view: &View<'_, S>,
+    visible: &HashMap<u32, String>,
+    vectors: &[std::sync::Arc<VectorPartition>],
+) -> Result<BTreeMap<u32, Vec<f32>>> {
     let dim = vectors.first().map_or(0, |p| p.dim as usize);
     if vectors.iter().any(|p| p.dim as usize != dim || p.scales.0.len() != dim) {
         return Err(vectors_fault("its shards disagree on the dimension"));
@@ -425,21 +565,25 @@ fn mention_centroids(view: &View, vectors: &[std::sync::Arc<VectorPartition>]) -
         }
     }
     let mut sums: BTreeMap<u32, Vec<f32>> = BTreeMap::new();
-    let mut visible: HashMap<u32, bool> = HashMap::new();
-    for m in view.mentions.mentions.iter().filter(|m| view.keys.contains(&m.page)) {
-        if !*visible.entry(m.node).or_insert_with(|| view.visible(m.node)) {
-            continue;
-        }
-        let Some(&(p, i)) = rows.get(&SectionKey::new(m.page, m.chunk).0) else { continue };
-        let partition = &vectors[p];
-        let (Some(codes), scales) = (partition.codes.0.get(i * dim..(i + 1) * dim), &partition.scales.0) else {
-            return Err(vectors_fault("a shard has fewer codes than keys"));
-        };
-        let sum = sums.entry(m.node).or_insert_with(|| vec![0.0; dim]);
-        for ((s, c), k) in sum.iter_mut().zip(codes).zip(scales) {
-            *s += f32::from(*c) * k;
-        }
-    }
+    view.graph
+        .scan_node_mentions(|node, pairs| {
+            if !visible.contains_key(&node) {
+                return Ok(());
+            }
+            for &(page, chunk) in pairs.iter().filter(|(page, _)| view.keys.contains(page)) {
+                let Some(&(p, i)) = rows.get(&SectionKey::new(page, chunk).0) else { continue };
+                let partition = &vectors[p];
+                let (Some(codes), scales) = (partition.codes.0.get(i * dim..(i + 1) * dim), &partition.scales.0) else {
+                    return Err(vectors_fault("a shard has fewer codes than keys"));
+                };
+                let sum = sums.entry(node).or_insert_with(|| vec![0.0; dim]);
+                for ((s, c), k) in sum.iter_mut().zip(codes).zip(scales) {
+                    *s += f32::from(*c) * k;
+                }
+            }
+            Ok(())
+        })
+        .await?;
     sums.retain(|_, v| {
         let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         if norm > 0.0 && norm.is_finite() {
