@@ -12,15 +12,17 @@ use std::sync::Arc;
 
 use wikantik_format::error::{Error, Result};
 use wikantik_format::kg::{KnowledgeGraph, MentionIndex, NodeKind};
-use wikantik_format::kg_parts::{part_of, KgIdPart, KgIndex, KgNodePart, KgSplit, MentionPart, PartSizes};
-use wikantik_format::shard::ShardKind;
+use wikantik_format::kg_parts::{
+    part_of, KgIdPart, KgIndex, KgNodePart, KgSplit, MentionPart, PartSizes,
+};
+use wikantik_format::shard::{ShardEntry, ShardKind};
 
 use crate::reader::{IndexReader, ShardStore};
 use crate::retrieval::PageLookup;
 
-/// Node parts read at once by a scan over every part: enough to keep fetches overlapping,
-/// few enough that a scan holds a bounded number of parts.
-const SCAN_BATCH: usize = 4;
+/// Node parts read at once by a pass over many parts: enough to keep fetches overlapping,
+/// few enough that a pass holds a bounded number of parts.
+pub const SCAN_BATCH: usize = 4;
 
 /// The graph of an index written before the split, as one part of each kind.
 struct WholeGraph {
@@ -49,13 +51,24 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         if let Some(entry) = reader.manifest().find(ShardKind::KgIndex) {
             let index: Arc<KgIndex> = reader.load(entry).await?;
             if index.node_starts.first() != Some(&0) {
-                return Err(Error::Decode { name: entry.name.clone(), message: "the knowledge graph's index names no first part".into() });
+                return Err(Error::Decode {
+                    name: entry.name.clone(),
+                    message: "the knowledge graph's index names no first part".into(),
+                });
             }
-            return Ok(KgCatalog { reader, index, source: Source::Parts });
+            return Ok(KgCatalog {
+                reader,
+                index,
+                source: Source::Parts,
+            });
         }
         let (kg, mentions) = futures_util::join!(reader.kg(), reader.mentions());
         let (kg, mentions): (Arc<KnowledgeGraph>, Arc<MentionIndex>) = (kg?, mentions?);
-        let public: std::collections::HashSet<u32> = pages.keys_and_acls().filter(|(_, acl)| acl.is_empty()).map(|(k, _)| k).collect();
+        let public: std::collections::HashSet<u32> = pages
+            .keys_and_acls()
+            .filter(|(_, acl)| acl.is_empty())
+            .map(|(k, _)| k)
+            .collect();
         let is_public = |k: u32| public.contains(&k);
         let split = KgSplit::new(&kg, &mentions, &is_public, PartSizes::whole());
         let whole = WholeGraph {
@@ -64,7 +77,11 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
             node_mentions: Arc::new(split.node_mention_part(0)),
             page_mentions: Arc::new(split.page_mention_part(0)),
         };
-        Ok(KgCatalog { reader, index: Arc::new(split.index()), source: Source::Whole(Arc::new(whole)) })
+        Ok(KgCatalog {
+            reader,
+            index: Arc::new(split.index()),
+            source: Source::Whole(Arc::new(whole)),
+        })
     }
 
     /// How many nodes and edges the whole graph has.
@@ -84,16 +101,36 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         part_of(&self.index.node_starts, node)
     }
 
-    /// The node parts numbered `parts`, in the order asked, fetched concurrently.
+    /// The node parts numbered `parts`, in the order asked, fetched concurrently and kept in
+    /// the shard cache.
     pub async fn node_parts(&self, parts: &[u32]) -> Result<Vec<Arc<KgNodePart>>> {
+        self.read_node_parts(parts, true).await
+    }
+
+    /// The node parts numbered `parts`, for one pass: not kept in the shard cache.
+    pub async fn passing_node_parts(&self, parts: &[u32]) -> Result<Vec<Arc<KgNodePart>>> {
+        self.read_node_parts(parts, false).await
+    }
+
+    async fn read_node_parts(&self, parts: &[u32], keep: bool) -> Result<Vec<Arc<KgNodePart>>> {
         match &self.source {
             Source::Whole(whole) => Ok(parts.iter().map(|_| whole.nodes.clone()).collect()),
             Source::Parts => {
                 let entries = self.reader.entries(ShardKind::KgNodes, parts).await?;
-                let loaded: Vec<Arc<KgNodePart>> = self.reader.load_many(&entries.iter().collect::<Vec<_>>()).await?;
+                let entries_ref: Vec<&ShardEntry> = entries.iter().collect();
+                let loaded: Vec<Arc<KgNodePart>> = if keep {
+                    self.reader.load_many(&entries_ref).await?
+                } else {
+                    self.reader.load_passing(&entries_ref).await?
+                };
                 for (part, (&p, entry)) in loaded.iter().zip(parts.iter().zip(&entries)) {
                     if self.index.node_starts.get(p as usize) != Some(&part.first) {
-                        return Err(Error::Decode { name: entry.name.clone(), message: format!("knowledge-graph part {p} does not start where the index says") });
+                        return Err(Error::Decode {
+                            name: entry.name.clone(),
+                            message: format!(
+                                "knowledge-graph part {p} does not start where the index says"
+                            ),
+                        });
                     }
                 }
                 Ok(loaded)
@@ -102,19 +139,25 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
     }
 
     /// The parts holding `nodes`, by part number, each read once.
-    pub async fn parts_of_nodes(&self, nodes: impl IntoIterator<Item = u32>) -> Result<BTreeMap<u32, Arc<KgNodePart>>> {
-        let wanted: BTreeSet<u32> = nodes.into_iter().filter_map(|n| self.part_of_node(n)).collect();
+    pub async fn parts_of_nodes(
+        &self,
+        nodes: impl IntoIterator<Item = u32>,
+    ) -> Result<BTreeMap<u32, Arc<KgNodePart>>> {
+        let wanted: BTreeSet<u32> = nodes
+            .into_iter()
+            .filter_map(|n| self.part_of_node(n))
+            .collect();
         let wanted: Vec<u32> = wanted.into_iter().collect();
         let loaded = self.node_parts(&wanted).await?;
         Ok(wanted.into_iter().zip(loaded).collect())
     }
 
-    /// Every node part in order, a few at a time, handed to `visit`; a scan never holds more
-    /// than [`SCAN_BATCH`] parts of its own.
+    /// Every node part in order, a few at a time, handed to `visit`; a scan holds no more
+    /// than [`SCAN_BATCH`] parts and leaves the shard cache as it was.
     pub async fn scan(&self, mut visit: impl FnMut(&KgNodePart) -> Result<()>) -> Result<()> {
         let all: Vec<u32> = (0..self.node_part_count()).collect();
         for batch in all.chunks(SCAN_BATCH) {
-            for part in self.node_parts(batch).await? {
+            for part in self.passing_node_parts(batch).await? {
                 visit(&part)?;
             }
         }
@@ -123,7 +166,11 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
 
     /// The visible node with this name (case-insensitive; page, then entity, then concept)
     /// or, failing that, this id, with the part that holds it.
-    pub async fn find(&self, name_or_id: &str, can_view: &dyn Fn(u32) -> bool) -> Result<Option<(u32, Arc<KgNodePart>)>> {
+    pub async fn find(
+        &self,
+        name_or_id: &str,
+        can_view: &dyn Fn(u32) -> bool,
+    ) -> Result<Option<(u32, Arc<KgNodePart>)>> {
         let lower = name_or_id.trim().to_lowercase();
         // The parts a name can be in: from the last part starting before it, through those
         // starting with it.
@@ -133,7 +180,11 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
             let key = (kind, lower.clone());
             let before = names.partition_point(|first| *first < key);
             let through = names.partition_point(|first| *first <= key);
-            wanted.extend((before.saturating_sub(1)..through.max(before)).map(|p| p as u32).filter(|&p| p < self.node_part_count()));
+            wanted.extend(
+                (before.saturating_sub(1)..through.max(before))
+                    .map(|p| p as u32)
+                    .filter(|&p| p < self.node_part_count()),
+            );
         }
         let wanted: Vec<u32> = wanted.into_iter().collect();
         for part in self.node_parts(&wanted).await? {
@@ -144,9 +195,15 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
                 }
             }
         }
-        let Some(node) = self.node_by_id(&lower).await? else { return Ok(None) };
+        let Some(node) = self.node_by_id(&lower).await? else {
+            return Ok(None);
+        };
         let parts = self.parts_of_nodes([node]).await?;
-        Ok(parts.into_values().next().filter(|part| part.node_visible(node, can_view)).map(|part| (node, part)))
+        Ok(parts
+            .into_values()
+            .next()
+            .filter(|part| part.node_visible(node, can_view))
+            .map(|part| (node, part)))
     }
 
     /// The node with this id, if any.
@@ -154,33 +211,93 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         let part = match &self.source {
             Source::Whole(whole) => whole.ids.clone(),
             Source::Parts => {
-                let Some(p) = self.index.id_starts.partition_point(|first| first.as_str() <= id).checked_sub(1) else { return Ok(None) };
+                let Some(p) = self
+                    .index
+                    .id_starts
+                    .partition_point(|first| first.as_str() <= id)
+                    .checked_sub(1)
+                else {
+                    return Ok(None);
+                };
                 let entry = self.reader.entry(ShardKind::KgIds, p as u32).await?;
                 self.reader.load::<KgIdPart>(&entry).await?
             }
         };
-        Ok(part.ids.binary_search_by(|(x, _)| x.as_str().cmp(id)).ok().map(|i| part.ids[i].1))
+        Ok(part
+            .ids
+            .binary_search_by(|(x, _)| x.as_str().cmp(id))
+            .ok()
+            .map(|i| part.ids[i].1))
     }
 
     /// The (page, section) pairs mentioning each of `nodes`.
-    pub async fn node_mentions(&self, nodes: &BTreeSet<u32>) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
-        let parts = self.mention_parts(ShardKind::KgNodeMentions, &self.index.node_mention_starts, nodes).await?;
-        Ok(nodes.iter().filter_map(|&n| Some((n, parts.get(&part_of(&self.index.node_mention_starts, n)?)?.pairs(n).to_vec()))).collect())
+    pub async fn node_mentions(
+        &self,
+        nodes: &BTreeSet<u32>,
+    ) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
+        let parts = self
+            .mention_parts(
+                ShardKind::KgNodeMentions,
+                &self.index.node_mention_starts,
+                nodes,
+            )
+            .await?;
+        Ok(nodes
+            .iter()
+            .filter_map(|&n| {
+                Some((
+                    n,
+                    parts
+                        .get(&part_of(&self.index.node_mention_starts, n)?)?
+                        .pairs(n)
+                        .to_vec(),
+                ))
+            })
+            .collect())
     }
 
     /// The (section, node) pairs of the mentions in each of `pages`.
-    pub async fn page_mentions(&self, pages: &BTreeSet<u32>) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
-        let parts = self.mention_parts(ShardKind::KgPageMentions, &self.index.page_mention_starts, pages).await?;
-        Ok(pages.iter().filter_map(|&k| Some((k, parts.get(&part_of(&self.index.page_mention_starts, k)?)?.pairs(k).to_vec()))).collect())
+    pub async fn page_mentions(
+        &self,
+        pages: &BTreeSet<u32>,
+    ) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
+        let parts = self
+            .mention_parts(
+                ShardKind::KgPageMentions,
+                &self.index.page_mention_starts,
+                pages,
+            )
+            .await?;
+        Ok(pages
+            .iter()
+            .filter_map(|&k| {
+                Some((
+                    k,
+                    parts
+                        .get(&part_of(&self.index.page_mention_starts, k)?)?
+                        .pairs(k)
+                        .to_vec(),
+                ))
+            })
+            .collect())
     }
 
     /// Every node's mention pairs, a part at a time, handed to `visit` as (node, pairs).
-    pub async fn scan_node_mentions(&self, mut visit: impl FnMut(u32, &[(u32, u32)]) -> Result<()>) -> Result<()> {
+    pub async fn scan_node_mentions(
+        &self,
+        mut visit: impl FnMut(u32, &[(u32, u32)]) -> Result<()>,
+    ) -> Result<()> {
         let parts = self.index.node_mention_starts.len() as u32;
         for p in 0..parts {
             let part = match &self.source {
                 Source::Whole(whole) => whole.node_mentions.clone(),
-                Source::Parts => self.reader.load::<MentionPart>(&self.reader.entry(ShardKind::KgNodeMentions, p).await?).await?,
+                Source::Parts => {
+                    let entry = self.reader.entry(ShardKind::KgNodeMentions, p).await?;
+                    self.reader
+                        .load_passing::<MentionPart>(&[&entry])
+                        .await?
+                        .remove(0)
+                }
             };
             for (node, pairs) in &part.rows {
                 visit(*node, pairs)?;
@@ -189,17 +306,28 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         Ok(())
     }
 
-    async fn mention_parts(&self, kind: ShardKind, starts: &[u32], keys: &BTreeSet<u32>) -> Result<BTreeMap<u32, Arc<MentionPart>>> {
+    async fn mention_parts(
+        &self,
+        kind: ShardKind,
+        starts: &[u32],
+        keys: &BTreeSet<u32>,
+    ) -> Result<BTreeMap<u32, Arc<MentionPart>>> {
         let wanted: BTreeSet<u32> = keys.iter().filter_map(|&k| part_of(starts, k)).collect();
         let wanted: Vec<u32> = wanted.into_iter().collect();
         let loaded = match &self.source {
             Source::Whole(whole) => {
-                let part = if kind == ShardKind::KgNodeMentions { &whole.node_mentions } else { &whole.page_mentions };
+                let part = if kind == ShardKind::KgNodeMentions {
+                    &whole.node_mentions
+                } else {
+                    &whole.page_mentions
+                };
                 wanted.iter().map(|_| part.clone()).collect()
             }
             Source::Parts => {
                 let entries = self.reader.entries(kind, &wanted).await?;
-                self.reader.load_many::<MentionPart>(&entries.iter().collect::<Vec<_>>()).await?
+                self.reader
+                    .load_many::<MentionPart>(&entries.iter().collect::<Vec<_>>())
+                    .await?
             }
         };
         Ok(wanted.into_iter().zip(loaded).collect())

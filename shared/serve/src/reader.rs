@@ -212,6 +212,23 @@ impl<S: ShardStore> IndexReader<S> {
         Ok(value)
     }
 
+    /// Load and decode shards for one pass over many of them (a scan of every knowledge-graph
+    /// part): a cached copy is used, but what is read is not kept, so a scan does not fill the
+    /// cache (whose budget counts encoded bytes, a fraction of what decoded parts hold) with
+    /// parts it will not read again.
+    pub async fn load_passing<T: DeserializeOwned + Send + Sync + 'static>(&self, entries: &[&ShardEntry]) -> Result<Vec<Arc<T>>> {
+        join_all(entries.iter().map(|entry| async move {
+            if let Some(hit) = self.cache.get::<T>(&entry.sha256) {
+                return Ok(hit);
+            }
+            let bytes = fetch(&self.store, &entry.name).await?.ok_or_else(|| Error::MissingShard { name: entry.name.clone() })?;
+            Ok(Arc::new(decode_shard_sized::<T>(entry, &bytes)?.0))
+        }))
+        .await
+        .into_iter()
+        .collect()
+    }
+
     /// A value derived from one shard (e.g. the query encoder built from the `model` shard),
     /// computed once and kept in the cache under `<tag>:<sha256>` like a decoded shard. The
     /// raw bytes are fetched, verified and handed to `derive` as the decoded payload `P`,

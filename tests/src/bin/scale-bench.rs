@@ -1,6 +1,7 @@
 //! `cargo run --release -p wikantik-tests --bin scale-bench -- INDEX_DIR [QUERIES_CSV]`: what
 //! each kind of request costs on one built index, through the same `service::handle` every
-//! host runs — bundle, briefing, MCP `assemble_bundle` and `list_pages`, a SPARQL count, a
+//! host runs — bundle, briefing, MCP `assemble_bundle` and `list_pages`, the knowledge-graph
+//! tools `get_node`, `traverse`, `search_knowledge` and `discover_schema`, a SPARQL count, a
 //! graph route. For each kind:
 //!
 //! - **cold**: a fresh instance (empty shard cache, pointer and manifest unread) serves one
@@ -132,11 +133,29 @@ fn request(kind: &str, q: &str, slug: &str) -> Request {
         "mcp list_pages" => mcp_call("list_pages", serde_json::json!({})),
         "sparql count" => Request::new("GET", &format!("/sparql?query={}", encode("SELECT (COUNT(?p) AS ?n) WHERE { ?p a wk:Page }"))),
         "graph neighbours" => Request::new("GET", &format!("/api/graph/pages/{}/neighbours", encode(slug))),
+        "mcp get_node" => mcp_call("get_node", serde_json::json!({ "node": slug })),
+        "mcp traverse" => mcp_call("traverse", serde_json::json!({ "start_node": slug, "max_depth": 2 })),
+        "mcp search_knowledge" => mcp_call("search_knowledge", serde_json::json!({ "query": q.split_whitespace().max_by_key(|w| w.len()).unwrap_or(q) })),
+        "mcp discover_schema" => mcp_call("discover_schema", serde_json::json!({})),
         other => panic!("unknown request kind {other}"),
     }
 }
 
-const KINDS: [&str; 6] = ["bundle", "briefing", "mcp assemble_bundle", "mcp list_pages", "sparql count", "graph neighbours"];
+const KINDS: [&str; 10] = [
+    "bundle",
+    "briefing",
+    "mcp assemble_bundle",
+    "mcp list_pages",
+    "sparql count",
+    "graph neighbours",
+    "mcp get_node",
+    "mcp traverse",
+    "mcp search_knowledge",
+    "mcp discover_schema",
+];
+
+/// Kinds whose request does not depend on the query: measured warm once, not per query.
+const FIXED: [&str; 6] = ["mcp list_pages", "sparql count", "graph neighbours", "mcp get_node", "mcp traverse", "mcp discover_schema"];
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -170,7 +189,7 @@ fn main() {
         });
         let cold_ms = started.elapsed().as_secs_f64() * 1000.0;
         let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
-        if response.status != 200 {
+        if response.status != 200 || String::from_utf8_lossy(&response.body).contains(r#""isError":true"#) {
             println!("{kind:<22} answered {}: {}", response.status, String::from_utf8_lossy(&response.body));
             continue;
         }
@@ -189,7 +208,7 @@ fn main() {
                     samples.push(t.elapsed().as_secs_f64() * 1000.0);
                 }
             }
-            if matches!(kind, "mcp list_pages" | "sparql count") && pass > 0 {
+            if FIXED.contains(&kind) && pass > 0 {
                 break; // the same request every time
             }
         }

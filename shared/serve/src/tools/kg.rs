@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::int_arg;
 use super::{list_arg, text_arg, KnowledgeTools};
-use crate::kg_catalog::KgCatalog;
+use crate::kg_catalog::{KgCatalog, SCAN_BATCH};
 use crate::reader::ShardStore;
 use wikantik_access::access::Caller;
 use wikantik_format::error::{Error, Result};
@@ -45,7 +45,11 @@ impl<'r, S: ShardStore> View<'r, S> {
         // Which pages the caller may view comes from the compact page index (keys and ACLs),
         // not the page table.
         let pages = crate::retrieval::PageLookup::open(tools.reader).await?;
-        let keys = pages.keys_and_acls().filter(|(_, acl)| caller.can_view_under(acl)).map(|(key, _)| key).collect();
+        let keys = pages
+            .keys_and_acls()
+            .filter(|(_, acl)| caller.can_view_under(acl))
+            .map(|(key, _)| key)
+            .collect();
         let graph = KgCatalog::open(tools.reader, &pages).await?;
         Ok(View { graph, keys })
     }
@@ -56,12 +60,17 @@ impl<'r, S: ShardStore> View<'r, S> {
 
     /// Is node `node` of `part` visible with at least one visible mention?
     fn mentioned(&self, part: &KgNodePart, node: u32) -> bool {
-        part.node_visible(node, &self.can_view()) && part.mentioned_by(node).is_some_and(|pages| pages.iter().any(|k| self.keys.contains(k)))
+        part.node_visible(node, &self.can_view())
+            && part
+                .mentioned_by(node)
+                .is_some_and(|pages| pages.iter().any(|k| self.keys.contains(k)))
     }
 
     /// The reference's `KgNode` shape, for a node of `part`.
     fn node_json(&self, part: &KgNodePart, node: u32) -> Value {
-        let Some(n) = part.node(node) else { return Value::Null };
+        let Some(n) = part.node(node) else {
+            return Value::Null;
+        };
         json!({
             "id": n.id,
             "name": n.name,
@@ -76,39 +85,66 @@ impl<'r, S: ShardStore> View<'r, S> {
         })
     }
 
-    /// The `KgNode` JSON of each of `nodes`, their parts read a few at a time.
-    async fn node_jsons(&self, nodes: &[u32]) -> Result<HashMap<u32, Value>> {
+    /// `visit(part, node)` for each of `nodes`, their parts read a few at a time (and not kept
+    /// in the shard cache).
+    async fn for_parts_of(
+        &self,
+        nodes: &[u32],
+        mut visit: impl FnMut(&KgNodePart, u32),
+    ) -> Result<()> {
         let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for &n in nodes {
             if let Some(p) = self.graph.part_of_node(n) {
                 by_part.entry(p).or_default().push(n);
             }
         }
-        let mut out = HashMap::new();
         let parts: Vec<u32> = by_part.keys().copied().collect();
-        for batch in parts.chunks(4) {
-            for (p, part) in batch.iter().zip(self.graph.node_parts(batch).await?) {
+        for batch in parts.chunks(SCAN_BATCH) {
+            for (p, part) in batch
+                .iter()
+                .zip(self.graph.passing_node_parts(batch).await?)
+            {
                 for &n in by_part.get(p).into_iter().flatten() {
-                    out.insert(n, self.node_json(&part, n));
+                    visit(&part, n);
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The `KgNode` JSON of each of `nodes`.
+    async fn node_jsons(&self, nodes: &[u32]) -> Result<HashMap<u32, Value>> {
+        let mut out = HashMap::new();
+        self.for_parts_of(nodes, |part, n| {
+            out.insert(n, self.node_json(part, n));
+        })
+        .await?;
         Ok(out)
     }
 }
 
 /// The first viewable backing page's slug (pages and entities; concepts have none).
-fn source_page<'p>(part: &'p KgNodePart, node: u32, can_view: &dyn Fn(u32) -> bool) -> Option<&'p str> {
+fn source_page<'p>(
+    part: &'p KgNodePart,
+    node: u32,
+    can_view: &dyn Fn(u32) -> bool,
+) -> Option<&'p str> {
     let n = part.node(node)?;
     if n.kind == NodeKind::Concept {
         return None;
     }
-    n.pages.iter().find(|(k, _)| can_view(*k)).map(|(_, s)| s.as_str())
+    n.pages
+        .iter()
+        .find(|(k, _)| can_view(*k))
+        .map(|(_, s)| s.as_str())
 }
 
 /// The reference's `KgEdge` shape (plus the endpoint names), for an edge of `part`.
 fn edge_json(part: &KgNodePart, e: &KgEdge) -> Value {
-    let (s, t) = (part.id_and_name(e.source).unwrap_or_default(), part.id_and_name(e.target).unwrap_or_default());
+    let (s, t) = (
+        part.id_and_name(e.source).unwrap_or_default(),
+        part.id_and_name(e.target).unwrap_or_default(),
+    );
     json!({
         "id": e.id,
         "sourceId": s.0,
@@ -128,7 +164,10 @@ fn edge_json(part: &KgNodePart, e: &KgEdge) -> Value {
 /// A node's or edge's provenance: the entity sidecar's for what only the sidecar declares
 /// (`properties.sidecarProvenance`), else `HUMAN_AUTHORED`.
 fn provenance(properties: &Map<String, Value>) -> &str {
-    properties.get("sidecarProvenance").and_then(Value::as_str).unwrap_or(HUMAN_AUTHORED)
+    properties
+        .get("sidecarProvenance")
+        .and_then(Value::as_str)
+        .unwrap_or(HUMAN_AUTHORED)
 }
 
 /// `machine` for `AI_*` provenance, else `human`.
@@ -146,7 +185,12 @@ fn provenance_ok(args: &Value, properties: &Map<String, Value>) -> bool {
     let known: Vec<String> = list_arg(args, "provenance_filter")
         .iter()
         .map(|v| v.trim().to_lowercase().replace('_', "-"))
-        .filter(|v| matches!(v.as_str(), "human-authored" | "human-curated" | "ai-inferred" | "ai-reviewed"))
+        .filter(|v| {
+            matches!(
+                v.as_str(),
+                "human-authored" | "human-curated" | "ai-inferred" | "ai-reviewed"
+            )
+        })
         .collect();
     let own = provenance(properties).to_lowercase().replace('_', "-");
     known.is_empty() || known.contains(&own)
@@ -156,14 +200,19 @@ fn min_tier(args: &Value) -> Result<&'static str> {
     match text_arg(args, "min_tier").as_deref() {
         None | Some("machine") => Ok("machine"),
         Some("human") => Ok("human"),
-        Some(_) => Err(Error::Invalid("min_tier must be 'human' or 'machine'".into())),
+        Some(_) => Err(Error::Invalid(
+            "min_tier must be 'human' or 'machine'".into(),
+        )),
     }
 }
 
 fn window(args: &Value, default_limit: i64) -> (usize, usize) {
     let limit = int_arg(args, "limit").unwrap_or(default_limit).max(1);
     let offset = int_arg(args, "offset").unwrap_or(0).max(0);
-    (usize::try_from(limit).unwrap_or(usize::MAX), usize::try_from(offset).unwrap_or(usize::MAX))
+    (
+        usize::try_from(limit).unwrap_or(usize::MAX),
+        usize::try_from(offset).unwrap_or(usize::MAX),
+    )
 }
 
 /// The first `keep` nodes by name (case-insensitive), then id, of those offered: a scan over
@@ -175,7 +224,10 @@ struct FirstByName {
 
 impl FirstByName {
     fn new(keep: usize) -> Self {
-        FirstByName { keep, best: BTreeMap::new() }
+        FirstByName {
+            keep,
+            best: BTreeMap::new(),
+        }
     }
 
     fn offer(&mut self, name: &str, id: &str, json: impl FnOnce() -> Value) {
@@ -183,7 +235,12 @@ impl FirstByName {
             return;
         }
         let key = (name.to_lowercase(), id.to_string());
-        if self.best.len() >= self.keep && self.best.last_key_value().is_some_and(|(last, _)| *last <= key) {
+        if self.best.len() >= self.keep
+            && self
+                .best
+                .last_key_value()
+                .is_some_and(|(last, _)| *last <= key)
+        {
             return;
         }
         self.best.insert(key, json());
@@ -199,7 +256,11 @@ impl FirstByName {
 
 /// `discover_schema`: node types, relationship types (the closed vocabulary), status values,
 /// property keys with counts and samples, and counts — over visible nodes and edges only.
-pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>, _args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+pub(super) async fn discover_schema<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    _args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
     let mut types = BTreeSet::new();
@@ -228,12 +289,18 @@ pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>
                 }
             }
             // Each edge once: in the part of its source.
-            edges += part.edges.iter().filter(|e| part.node(e.source).is_some() && part.edge_visible(e, &can_view)).count();
+            edges += part
+                .edges
+                .iter()
+                .filter(|e| part.node(e.source).is_some() && part.edge_visible(e, &can_view))
+                .count();
             Ok(())
         })
         .await?;
-    let property_keys: Map<String, Value> =
-        keys.into_iter().map(|(k, (count, samples))| (k, json!({ "count": count, "sampleValues": samples }))).collect();
+    let property_keys: Map<String, Value> = keys
+        .into_iter()
+        .map(|(k, (count, samples))| (k, json!({ "count": count, "sampleValues": samples })))
+        .collect();
     Ok(ToolOutcome::Json(json!({
         "schema": {
             "nodeTypes": types,
@@ -253,13 +320,32 @@ pub(super) async fn discover_schema<S: ShardStore>(tools: &KnowledgeTools<'_, S>
 
 /// `query_nodes`: filters `node_type` (exact), `source_page` (exact), `name` (case-insensitive
 /// substring), `status`; `provenance_filter`; `limit` (50) / `offset`. Mentioned nodes only.
-pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+pub(super) async fn query_nodes<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
     let view = View::load(tools, caller).await?;
     let (limit, offset) = window(args, 50);
     let empty = json!({});
-    let filters = args.get("filters").filter(|f| f.is_object()).unwrap_or(&empty);
-    let f = |k: &str| filters.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
-    let (node_type, source_page_filter, name, status) = (f("node_type"), f("source_page"), f("name").map(|n| n.to_lowercase()), f("status"));
+    let filters = args
+        .get("filters")
+        .filter(|f| f.is_object())
+        .unwrap_or(&empty);
+    let f = |k: &str| {
+        filters
+            .get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    let (node_type, source_page_filter, name, status) = (
+        f("node_type"),
+        f("source_page"),
+        f("name").map(|n| n.to_lowercase()),
+        f("status"),
+    );
     let can_view = view.can_view();
     let mut first = FirstByName::new(offset.saturating_add(limit));
     view.graph
@@ -269,9 +355,15 @@ pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, ar
                 let matches = view.mentioned(part, n)
                     && provenance_ok(args, &node.properties)
                     && node_type.as_ref().is_none_or(|t| &node.node_type == t)
-                    && source_page_filter.as_deref().is_none_or(|s| source_page(part, n, &can_view) == Some(s))
-                    && name.as_ref().is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
-                    && status.as_ref().is_none_or(|s| node.properties.get("status").and_then(Value::as_str) == Some(s.as_str()));
+                    && source_page_filter
+                        .as_deref()
+                        .is_none_or(|s| source_page(part, n, &can_view) == Some(s))
+                    && name
+                        .as_ref()
+                        .is_none_or(|q| node.name.to_lowercase().contains(q.as_str()))
+                    && status.as_ref().is_none_or(|s| {
+                        node.properties.get("status").and_then(Value::as_str) == Some(s.as_str())
+                    });
                 if matches {
                     first.offer(&node.name, &node.id, || view.node_json(part, n));
                 }
@@ -279,116 +371,151 @@ pub(super) async fn query_nodes<S: ShardStore>(tools: &KnowledgeTools<'_, S>, ar
             Ok(())
         })
         .await?;
-    Ok(ToolOutcome::Json(json!({ "results": first.window(offset, limit) })))
+    Ok(ToolOutcome::Json(
+        json!({ "results": first.window(offset, limit) }),
+    ))
 }
 
 /// `get_node`: a node by name (page, entity, then concept) or id, with its visible edges.
-pub(super) async fn get_node<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+pub(super) async fn get_node<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
     let wanted = text_arg(args, "node").ok_or_else(|| Error::Invalid("node is required".into()))?;
     let view = View::load(tools, caller).await?;
     let can_view = view.can_view();
-    let (node, part) = view.graph.find(&wanted, &can_view).await?.ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
+    let (node, part) = view
+        .graph
+        .find(&wanted, &can_view)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
     let visible = |e: &&KgEdge| part.edge_visible(e, &can_view);
-    let outbound: Vec<Value> = part.edges.iter().filter(|e| e.source == node).filter(visible).map(|e| edge_json(&part, e)).collect();
-    let inbound: Vec<Value> = part.edges.iter().filter(|e| e.target == node).filter(visible).map(|e| edge_json(&part, e)).collect();
-    Ok(ToolOutcome::Json(json!({ "node": view.node_json(&part, node), "outbound_edges": outbound, "inbound_edges": inbound })))
+    let outbound: Vec<Value> = part
+        .edges
+        .iter()
+        .filter(|e| e.source == node)
+        .filter(visible)
+        .map(|e| edge_json(&part, e))
+        .collect();
+    let inbound: Vec<Value> = part
+        .edges
+        .iter()
+        .filter(|e| e.target == node)
+        .filter(visible)
+        .map(|e| edge_json(&part, e))
+        .collect();
+    Ok(ToolOutcome::Json(
+        json!({ "node": view.node_json(&part, node), "outbound_edges": outbound, "inbound_edges": inbound }),
+    ))
 }
 
-/// The co-mention neighbours of each of `nodes` (other visible nodes mentioned in at least
-/// `min_shared` of the same visible sections), with their synthesized edges, in node order.
-async fn co_mention_neighbours<S: ShardStore>(view: &View<'_, S>, nodes: &[u32], min_shared: usize) -> Result<HashMap<u32, Vec<(u32, Value)>>> {
+/// An edge `traverse` follows, before it is shown: a stored typed edge (its JSON) or a
+/// co-mention of two nodes in `shared` visible sections (its JSON is made only if both ends
+/// are returned).
+enum Link {
+    Typed(Value),
+    CoMention { shared: usize },
+}
+
+/// What identifies a followed edge: the stored edge's id, or the unordered pair of nodes.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum LinkKey {
+    Typed(String),
+    CoMention(u32, u32),
+}
+
+/// The co-mention counts of each of `nodes` (visible themselves): the other nodes mentioned
+/// in at least `min_shared` of the same visible sections, in node order, with how many. Whether
+/// those others are visible is left to the caller, which checks only the ones it may admit.
+async fn co_mention_counts<S: ShardStore>(
+    view: &View<'_, S>,
+    nodes: &[u32],
+    min_shared: usize,
+) -> Result<HashMap<u32, Vec<(u32, usize)>>> {
     let wanted: BTreeSet<u32> = nodes.iter().copied().collect();
     let chunks_of = view.graph.node_mentions(&wanted).await?;
-    let pages: BTreeSet<u32> = chunks_of.values().flatten().map(|&(page, _)| page).filter(|k| view.keys.contains(k)).collect();
+    let pages: BTreeSet<u32> = chunks_of
+        .values()
+        .flatten()
+        .map(|&(page, _)| page)
+        .filter(|k| view.keys.contains(k))
+        .collect();
     let in_pages = view.graph.page_mentions(&pages).await?;
-    // Per node, how many of its visible sections each other node shares.
-    let mut shared: BTreeMap<u32, BTreeMap<u32, usize>> = BTreeMap::new();
+    drop(pages);
+    let mut out = HashMap::new();
     for &n in &wanted {
-        let counts = shared.entry(n).or_default();
-        for &(page, chunk) in chunks_of.get(&n).into_iter().flatten().filter(|(page, _)| view.keys.contains(page)) {
-            for &(_, other) in in_pages.get(&page).into_iter().flatten().filter(|(c, _)| *c == chunk) {
+        // How many of `n`'s visible sections each other node shares.
+        let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+        for &(page, chunk) in chunks_of
+            .get(&n)
+            .into_iter()
+            .flatten()
+            .filter(|(page, _)| view.keys.contains(page))
+        {
+            for &(_, other) in in_pages
+                .get(&page)
+                .into_iter()
+                .flatten()
+                .filter(|(c, _)| *c == chunk)
+            {
                 if other != n {
                     *counts.entry(other).or_default() += 1;
                 }
             }
         }
-    }
-    // Visibility and ids of every node involved, their parts read a few at a time.
-    let involved: BTreeSet<u32> = shared.iter().flat_map(|(n, counts)| std::iter::once(*n).chain(counts.keys().copied())).collect();
-    let mut ids: HashMap<u32, String> = HashMap::new();
-    let can_view = view.can_view();
-    let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for &n in &involved {
-        if let Some(p) = view.graph.part_of_node(n) {
-            by_part.entry(p).or_default().push(n);
-        }
-    }
-    let parts: Vec<u32> = by_part.keys().copied().collect();
-    for batch in parts.chunks(4) {
-        for (p, part) in batch.iter().zip(view.graph.node_parts(batch).await?) {
-            for &n in by_part.get(p).into_iter().flatten() {
-                if let Some(node) = part.node(n).filter(|_| part.node_visible(n, &can_view)) {
-                    ids.insert(n, node.id.clone());
-                }
-            }
-        }
-    }
-    let mut out = HashMap::new();
-    for (n, counts) in shared {
-        let Some(a) = ids.get(&n) else {
-            out.insert(n, Vec::new());
-            continue;
-        };
-        let edges = counts
-            .into_iter()
-            .filter(|(_, k)| *k >= min_shared)
-            .filter_map(|(other, k)| {
-                let b = ids.get(&other)?;
-                let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-                let edge = json!({
-                    "id": stable_id(&format!("wikantik:kg:co-mentions:{lo}:{hi}")),
-                    "sourceId": a,
-                    "targetId": b,
-                    "relationshipType": "co-mentions",
-                    "provenance": "DERIVED",
-                    "properties": { "sharedChunks": k },
-                    "created": null,
-                    "modified": null,
-                    "tier": "machine",
-                    "provenanceProposalId": null,
-                });
-                Some((other, edge))
-            })
-            .collect();
-        out.insert(n, edges);
+        out.insert(n, counts.into_iter().filter(|(_, k)| *k >= min_shared).collect());
     }
     Ok(out)
 }
 
+/// Of `candidates` (in BFS order), the visible ones with their `KgNode` JSON, checked a chunk
+/// at a time until `room + 1` are found (the one past `room` tells the BFS to truncate) or
+/// none are left, so a hop reads the parts of the nodes it may admit, not of every neighbour.
+async fn first_visible<S: ShardStore>(
+    view: &View<'_, S>,
+    candidates: &[u32],
+    room: usize,
+) -> Result<HashMap<u32, Value>> {
+    let can_view = view.can_view();
+    let mut found = HashMap::new();
+    let mut rest = candidates;
+    while !rest.is_empty() && found.len() <= room {
+        let take = (room + 1 - found.len()).max(64).min(rest.len());
+        let (chunk, tail) = rest.split_at(take);
+        view.for_parts_of(chunk, |part, n| {
+            if part.node_visible(n, &can_view) {
+                found.insert(n, view.node_json(part, n));
+            }
+        })
+        .await?;
+        rest = tail;
+    }
+    Ok(found)
+}
+
 /// The stored, human-tier, visible typed edges of each of `nodes` (either direction), with
 /// the node at their other end, in edge order.
-async fn typed_neighbours<S: ShardStore>(view: &View<'_, S>, nodes: &[u32]) -> Result<HashMap<u32, Vec<(u32, Value)>>> {
+async fn typed_neighbours<S: ShardStore>(
+    view: &View<'_, S>,
+    nodes: &[u32],
+) -> Result<HashMap<u32, Vec<(u32, Link)>>> {
     let can_view = view.can_view();
-    let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for &n in nodes {
-        if let Some(p) = view.graph.part_of_node(n) {
-            by_part.entry(p).or_default().push(n);
-        }
-    }
     let mut out = HashMap::new();
-    let parts: Vec<u32> = by_part.keys().copied().collect();
-    for batch in parts.chunks(4) {
-        for (p, part) in batch.iter().zip(view.graph.node_parts(batch).await?) {
-            for &n in by_part.get(p).into_iter().flatten() {
-                let edges = part
-                    .edges_of(n)
-                    .filter(|e| tier(&e.properties) == "human" && part.edge_visible(e, &can_view))
-                    .map(|e| (if e.source == n { e.target } else { e.source }, edge_json(&part, e)))
-                    .collect();
-                out.insert(n, edges);
-            }
-        }
-    }
+    view.for_parts_of(nodes, |part, n| {
+        let edges = part
+            .edges_of(n)
+            .filter(|e| tier(&e.properties) == "human" && part.edge_visible(e, &can_view))
+            .map(|e| {
+                (
+                    if e.source == n { e.target } else { e.source },
+                    Link::Typed(edge_json(part, e)),
+                )
+            })
+            .collect();
+        out.insert(n, edges);
+    })
+    .await?;
     Ok(out)
 }
 
@@ -399,26 +526,64 @@ async fn typed_neighbours<S: ShardStore>(view: &View<'_, S>, nodes: &[u32]) -> R
 /// with `min_tier: human` it follows only the stored, human-tier typed edges (either
 /// direction; entity-sidecar edges with `AI_*` provenance are machine tier). At most [`TRAVERSE_MAX_NODES`] nodes.
 /// Each hop reads the parts (and mentions) of its frontier only.
-pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
-    let start = text_arg(args, "start_node").ok_or_else(|| Error::Invalid("start_node is required".into()))?;
+pub(super) async fn traverse<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
+    let start = text_arg(args, "start_node")
+        .ok_or_else(|| Error::Invalid("start_node is required".into()))?;
     let wanted_tier = min_tier(args)?;
     let max_depth = int_arg(args, "max_depth").unwrap_or(2).clamp(1, 5) as usize;
     let min_shared = int_arg(args, "min_shared_chunks").unwrap_or(1).max(1) as usize;
     let view = View::load(tools, caller).await?;
-    let (start, start_part) = view.graph.find(&start, &view.can_view()).await?.ok_or_else(|| Error::NotFound(format!("Node not found: {start}")))?;
+    let (start, start_part) = view
+        .graph
+        .find(&start, &view.can_view())
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("Node not found: {start}")))?;
+    // The KgNode JSON of each node met, made when its part is read.
+    let mut jsons: HashMap<u32, Value> = HashMap::from([(start, view.node_json(&start_part, start))]);
     drop(start_part);
 
     let mut seen: BTreeSet<u32> = BTreeSet::from([start]);
     let mut order = vec![start];
-    let mut edges: BTreeMap<String, Value> = BTreeMap::new();
+    // Each edge followed, as first met: (from, to, link).
+    let mut edges: BTreeMap<LinkKey, (u32, u32, Link)> = BTreeMap::new();
     let mut frontier = vec![start];
     let mut truncated = false;
     'outer: for _ in 0..max_depth {
-        let mut neighbours =
-            if wanted_tier == "machine" { co_mention_neighbours(&view, &frontier, min_shared).await? } else { typed_neighbours(&view, &frontier).await? };
+        let mut neighbours: HashMap<u32, Vec<(u32, Link)>> = if wanted_tier == "machine" {
+            let counts = co_mention_counts(&view, &frontier, min_shared).await?;
+            let mut offered = HashSet::new();
+            let candidates: Vec<u32> = frontier
+                .iter()
+                .flat_map(|n| counts.get(n).into_iter().flatten())
+                .map(|&(other, _)| other)
+                .filter(|other| !seen.contains(other) && offered.insert(*other))
+                .collect();
+            let visible =
+                first_visible(&view, &candidates, TRAVERSE_MAX_NODES.saturating_sub(seen.len()))
+                    .await?;
+            let links = counts
+                .into_iter()
+                .map(|(n, others)| {
+                    let links = others
+                        .into_iter()
+                        .filter(|(other, _)| seen.contains(other) || visible.contains_key(other))
+                        .map(|(other, shared)| (other, Link::CoMention { shared }))
+                        .collect();
+                    (n, links)
+                })
+                .collect();
+            jsons.extend(visible);
+            links
+        } else {
+            typed_neighbours(&view, &frontier).await?
+        };
         let mut next = Vec::new();
-        for n in &frontier {
-            for (other, edge) in neighbours.remove(n).unwrap_or_default() {
+        for &n in &frontier {
+            for (other, link) in neighbours.remove(&n).unwrap_or_default() {
                 if !seen.contains(&other) {
                     if seen.len() >= TRAVERSE_MAX_NODES {
                         truncated = true;
@@ -428,8 +593,13 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
                     order.push(other);
                     next.push(other);
                 }
-                let id = edge["id"].as_str().unwrap_or_default().to_string();
-                edges.entry(id).or_insert(edge);
+                let key = match &link {
+                    Link::Typed(edge) => {
+                        LinkKey::Typed(edge["id"].as_str().unwrap_or_default().to_string())
+                    }
+                    Link::CoMention { .. } => LinkKey::CoMention(n.min(other), n.max(other)),
+                };
+                edges.entry(key).or_insert((n, other, link));
             }
         }
         if next.is_empty() {
@@ -437,14 +607,47 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
         }
         frontier = next;
     }
-    let mut jsons = view.node_jsons(&order).await?;
-    let ids: HashSet<String> = jsons.values().filter_map(|v| v["id"].as_str().map(str::to_string)).collect();
-    let edges: Vec<Value> = edges
+    jsons.retain(|n, _| seen.contains(n));
+    let missing: Vec<u32> = order.iter().copied().filter(|n| !jsons.contains_key(n)).collect();
+    jsons.extend(view.node_jsons(&missing).await?);
+    let id_of = |n: u32| {
+        jsons
+            .get(&n)
+            .and_then(|v| v["id"].as_str())
+            .map(str::to_string)
+    };
+    let mut shown: Vec<(String, Value)> = edges
         .into_values()
-        .filter(|e| ids.contains(e["sourceId"].as_str().unwrap_or("")) && ids.contains(e["targetId"].as_str().unwrap_or("")))
+        .filter(|(from, to, _)| seen.contains(from) && seen.contains(to))
+        .filter_map(|(from, to, link)| match link {
+            Link::Typed(edge) => Some((edge["id"].as_str().unwrap_or_default().to_string(), edge)),
+            Link::CoMention { shared } => {
+                let (a, b) = (id_of(from)?, id_of(to)?);
+                let (lo, hi) = if a <= b { (&a, &b) } else { (&b, &a) };
+                let id = stable_id(&format!("wikantik:kg:co-mentions:{lo}:{hi}"));
+                let edge = json!({
+                    "id": id,
+                    "sourceId": a,
+                    "targetId": b,
+                    "relationshipType": "co-mentions",
+                    "provenance": "DERIVED",
+                    "properties": { "sharedChunks": shared },
+                    "created": null,
+                    "modified": null,
+                    "tier": "machine",
+                    "provenanceProposalId": null,
+                });
+                Some((id, edge))
+            }
+        })
         .collect();
-    let nodes: Vec<Value> = order.into_iter().map(|n| jsons.remove(&n).unwrap_or(Value::Null)).collect();
-    let mut out = json!({ "nodes": nodes, "edges": edges });
+    shown.sort_by(|x, y| x.0.cmp(&y.0));
+    let nodes: Vec<Value> = order
+        .into_iter()
+        .map(|n| jsons.remove(&n).unwrap_or(Value::Null))
+        .collect();
+    let mut out =
+        json!({ "nodes": nodes, "edges": shown.into_iter().map(|(_, e)| e).collect::<Vec<_>>() });
     if truncated {
         out["truncated"] = json!(true);
     }
@@ -453,8 +656,14 @@ pub(super) async fn traverse<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args:
 
 /// `search_knowledge`: visible, mentioned nodes whose name or properties (as JSON text)
 /// contain the query, case-insensitively; ordered by name; `limit` default 20.
-pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
-    let query = text_arg(args, "query").ok_or_else(|| Error::Invalid("query is required".into()))?.to_lowercase();
+pub(super) async fn search_knowledge<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
+    let query = text_arg(args, "query")
+        .ok_or_else(|| Error::Invalid("query is required".into()))?
+        .to_lowercase();
     let human_only = min_tier(args)? == "human";
     let (limit, _) = window(args, 20);
     let view = View::load(tools, caller).await?;
@@ -466,7 +675,11 @@ pub(super) async fn search_knowledge<S: ShardStore>(tools: &KnowledgeTools<'_, S
                 let matches = view.mentioned(part, n)
                     && provenance_ok(args, &node.properties)
                     && !(human_only && tier(&node.properties) == "machine")
-                    && (node.name.to_lowercase().contains(&query) || Value::Object(node.properties.clone()).to_string().to_lowercase().contains(&query));
+                    && (node.name.to_lowercase().contains(&query)
+                        || Value::Object(node.properties.clone())
+                            .to_string()
+                            .to_lowercase()
+                            .contains(&query));
                 if matches {
                     first.offer(&node.name, &node.id, || view.node_json(part, n));
                 }
@@ -496,7 +709,11 @@ fn results_empty(out: &Value) -> bool {
 /// through restricted pages is neither a result nor a valid `node` ("Node not found", as for
 /// a name that does not exist). Errors: index not ready (no vectors), blank node, node not
 /// found, node not in the mention index (visible but mentioned in no viewable section).
-pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+pub(super) async fn find_similar<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
     let wanted = text_arg(args, "node").ok_or_else(|| Error::Invalid("node is required".into()))?;
     let (limit, _) = window(args, 10);
     if tools.reader.manifest().dense.is_none() {
@@ -504,7 +721,11 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
     }
     let (view, vectors) = futures_util::join!(View::load(tools, caller), tools.reader.vectors());
     let (view, vectors) = (view?, vectors?);
-    let (target, _) = view.graph.find(&wanted, &view.can_view()).await?.ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
+    let (target, _) = view
+        .graph
+        .find(&wanted, &view.can_view())
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
     // The names of the visible nodes (a scan over every part, names only kept).
     let can_view = view.can_view();
     let mut names: HashMap<u32, String> = HashMap::new();
@@ -521,7 +742,9 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         .await?;
     let centroids = mention_centroids(&view, &names, &vectors).await?;
     let Some(own) = centroids.get(&target) else {
-        return Err(Error::Invalid(format!("node not in the mention index: {wanted}")));
+        return Err(Error::Invalid(format!(
+            "node not in the mention index: {wanted}"
+        )));
     };
     let mut scored: Vec<(f32, u32)> = centroids
         .iter()
@@ -529,7 +752,11 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
         .map(|(&n, c)| (own.iter().zip(c).map(|(a, b)| a * b).sum::<f32>(), n))
         .collect();
     let name = |n: u32| names.get(&n).map(|s| s.to_lowercase()).unwrap_or_default();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| name(a.1).cmp(&name(b.1))).then(a.1.cmp(&b.1)));
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| name(a.1).cmp(&name(b.1)))
+            .then(a.1.cmp(&b.1))
+    });
     let similar: Vec<Value> = scored
         .into_iter()
         .take(limit)
@@ -540,7 +767,10 @@ pub(super) async fn find_similar<S: ShardStore>(tools: &KnowledgeTools<'_, S>, a
 
 /// Vectors shards that decode but do not fit together: the index's fault.
 fn vectors_fault(message: &str) -> Error {
-    Error::Decode { name: "vectors".into(), message: message.into() }
+    Error::Decode {
+        name: "vectors".into(),
+        message: message.into(),
+    }
 }
 
 /// Unit-length mention centroids of the visible nodes (`visible`), from the sections the
@@ -552,7 +782,10 @@ async fn mention_centroids<S: ShardStore>(
     vectors: &[std::sync::Arc<VectorPartition>],
 ) -> Result<BTreeMap<u32, Vec<f32>>> {
     let dim = vectors.first().map_or(0, |p| p.dim as usize);
-    if vectors.iter().any(|p| p.dim as usize != dim || p.scales.0.len() != dim) {
+    if vectors
+        .iter()
+        .any(|p| p.dim as usize != dim || p.scales.0.len() != dim)
+    {
         return Err(vectors_fault("its shards disagree on the dimension"));
     }
     // Section key → (partition, row), for the sections of viewable pages only.
@@ -571,9 +804,14 @@ async fn mention_centroids<S: ShardStore>(
                 return Ok(());
             }
             for &(page, chunk) in pairs.iter().filter(|(page, _)| view.keys.contains(page)) {
-                let Some(&(p, i)) = rows.get(&SectionKey::new(page, chunk).0) else { continue };
+                let Some(&(p, i)) = rows.get(&SectionKey::new(page, chunk).0) else {
+                    continue;
+                };
                 let partition = &vectors[p];
-                let (Some(codes), scales) = (partition.codes.0.get(i * dim..(i + 1) * dim), &partition.scales.0) else {
+                let (Some(codes), scales) = (
+                    partition.codes.0.get(i * dim..(i + 1) * dim),
+                    &partition.scales.0,
+                ) else {
                     return Err(vectors_fault("a shard has fewer codes than keys"));
                 };
                 let sum = sums.entry(node).or_insert_with(|| vec![0.0; dim]);
@@ -597,29 +835,48 @@ async fn mention_centroids<S: ShardStore>(
 }
 
 /// `get_ontology`: the T-Box summary.
-pub(super) async fn get_ontology<S: ShardStore>(_tools: &KnowledgeTools<'_, S>, _args: &Value, _caller: &Caller) -> Result<ToolOutcome> {
+pub(super) async fn get_ontology<S: ShardStore>(
+    _tools: &KnowledgeTools<'_, S>,
+    _args: &Value,
+    _caller: &Caller,
+) -> Result<ToolOutcome> {
     Ok(ToolOutcome::Json(wikantik_sparql::ontology::ontology_json()))
 }
 
 /// `sparql_query`: `standard` → SPARQL results JSON text (Turtle for CONSTRUCT/DESCRIBE);
 /// `compact` → a JSON array of `{var: value}` as text.
 #[cfg(feature = "sparql")]
-pub(super) async fn sparql_query<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
+pub(super) async fn sparql_query<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    args: &Value,
+    caller: &Caller,
+) -> Result<ToolOutcome> {
     let query = text_arg(args, "query").ok_or_else(|| Error::Invalid("missing 'query'".into()))?;
     let compact = match text_arg(args, "format").as_deref() {
         None | Some("standard") => false,
         Some("compact") => true,
-        Some(other) => return Err(Error::Invalid(format!("format must be 'standard' or 'compact', got {other}"))),
+        Some(other) => {
+            return Err(Error::Invalid(format!(
+                "format must be 'standard' or 'compact', got {other}"
+            )))
+        }
     };
     let predicates = wikantik_sparql::ontology::query_predicates(&query);
-    let (table, store, projection) = futures_util::join!(crate::retrieval::PageLookup::open(tools.reader), tools.reader.rdf_for(predicates.as_deref()), tools.reader.rdf_projection());
+    let (table, store, projection) = futures_util::join!(
+        crate::retrieval::PageLookup::open(tools.reader),
+        tools.reader.rdf_for(predicates.as_deref()),
+        tools.reader.rdf_projection()
+    );
     let (table, store, projection) = (table?, store?, projection?);
     let keys = crate::sparql_access::sparql_viewable_keys(&table, caller, projection)?;
-    let results = wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k)).map_err(sparql_error)?;
+    let results = wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k))
+        .map_err(sparql_error)?;
     let text = if compact {
         results.to_compact_json().to_string()
     } else {
-        results.to_turtle().unwrap_or_else(|| results.to_json().to_string())
+        results
+            .to_turtle()
+            .unwrap_or_else(|| results.to_json().to_string())
     };
     Ok(ToolOutcome::Markdown(text))
 }
@@ -638,13 +895,18 @@ mod tests {
     use super::*;
     use crate::briefing::BriefingConfig;
     use crate::bundle::BundleConfig;
+    use crate::reader::{IndexReader, MemoryStore, ShardCache};
     use wikantik_compiler::compile::{compile, CompileOptions, CompiledIndex, SourcePage};
     use wikantik_compiler::testing::compile_with_keyword_vectors;
     use wikantik_mcp::ToolHost;
-    use crate::reader::{IndexReader, MemoryStore, ShardCache};
 
     fn page(file: &str, frontmatter: &str, body: &str) -> SourcePage {
-        SourcePage { file_name: file.into(), text: format!("---\n{frontmatter}\n---\n{body}"), git_version: None, updated: 0 }
+        SourcePage {
+            file_name: file.into(),
+            text: format!("---\n{frontmatter}\n---\n{body}"),
+            git_version: None,
+            updated: 0,
+        }
     }
 
     /// Apple and Banana share an orchard section; Falcon lives in a rocket section; a page only
@@ -680,9 +942,18 @@ mod tests {
 
     fn call(index: &CompiledIndex, caller: &Caller, args: Value) -> ToolOutcome {
         pollster::block_on(async {
-            let reader = IndexReader::open(MemoryStore::from_compiled(index), std::sync::Arc::new(ShardCache::default())).await.expect("open");
+            let reader = IndexReader::open(
+                MemoryStore::from_compiled(index),
+                std::sync::Arc::new(ShardCache::default()),
+            )
+            .await
+            .expect("open");
             let (bundle, briefing) = (BundleConfig::default(), BriefingConfig::default());
-            let tools = KnowledgeTools { reader: &reader, bundle: &bundle, briefing: &briefing };
+            let tools = KnowledgeTools {
+                reader: &reader,
+                bundle: &bundle,
+                briefing: &briefing,
+            };
             tools.call("find_similar", &args, caller).await
         })
     }
@@ -693,7 +964,12 @@ mod tests {
                 .as_array()
                 .expect("similar")
                 .iter()
-                .map(|s| (s["name"].as_str().expect("name").to_string(), s["similarity"].as_f64().expect("similarity")))
+                .map(|s| {
+                    (
+                        s["name"].as_str().expect("name").to_string(),
+                        s["similarity"].as_f64().expect("similarity"),
+                    )
+                })
                 .collect(),
             other => panic!("expected JSON, got {other:?}"),
         }
@@ -715,12 +991,28 @@ mod tests {
         // Banana is mentioned in exactly Apple's sections: the same centroid.
         assert_eq!(names.first(), Some(&"Banana"), "{got:?}");
         assert_eq!(got[0].1, 1.0, "{got:?}");
-        let falcon = got.iter().find(|(n, _)| n == "Falcon").expect("Falcon is a result").1;
+        let falcon = got
+            .iter()
+            .find(|(n, _)| n == "Falcon")
+            .expect("Falcon is a result")
+            .1;
         assert!(falcon < 0.9, "{got:?}");
-        assert!(got.windows(2).all(|w| w[0].1 >= w[1].1), "best first: {got:?}");
-        assert!(got.iter().all(|(_, s)| (s * 1000.0).fract() == 0.0), "3 dp: {got:?}");
-        assert!(!names.contains(&"Apple") && !names.contains(&"Cherry") && !names.contains(&"Durian"), "{got:?}");
-        assert_eq!(similar(&index, &anonymous, json!({ "node": "Apple", "limit": 1 })).len(), 1);
+        assert!(
+            got.windows(2).all(|w| w[0].1 >= w[1].1),
+            "best first: {got:?}"
+        );
+        assert!(
+            got.iter().all(|(_, s)| (s * 1000.0).fract() == 0.0),
+            "3 dp: {got:?}"
+        );
+        assert!(
+            !names.contains(&"Apple") && !names.contains(&"Cherry") && !names.contains(&"Durian"),
+            "{got:?}"
+        );
+        assert_eq!(
+            similar(&index, &anonymous, json!({ "node": "Apple", "limit": 1 })).len(),
+            1
+        );
     }
 
     #[test]
@@ -729,26 +1021,46 @@ mod tests {
         let admin = Caller::for_key(&["Admin".to_string()], None);
         let anonymous = Caller::anonymous();
         let seen = similar(&index, &admin, json!({ "node": "Apple", "limit": 50 }));
-        let cherry = seen.iter().find(|(n, _)| n == "Cherry").expect("Admin sees Cherry");
+        let cherry = seen
+            .iter()
+            .find(|(n, _)| n == "Cherry")
+            .expect("Admin sees Cherry");
         assert!(cherry.1 > 0.0);
         // The vault section (rocket words) pulls Admin's Apple towards Falcon; anonymous
         // Apple is the orchard alone.
         let falcon = |got: &[(String, f64)]| got.iter().find(|(n, _)| n == "Falcon").map(|f| f.1);
         let public = similar(&index, &anonymous, json!({ "node": "Apple", "limit": 50 }));
-        assert!(falcon(&seen) > falcon(&public), "admin {seen:?} vs anonymous {public:?}");
+        assert!(
+            falcon(&seen) > falcon(&public),
+            "admin {seen:?} vs anonymous {public:?}"
+        );
         // A node seen only through the restricted page is "not found", exactly like a ghost.
-        assert_eq!(error(&index, &anonymous, json!({ "node": "Cherry" })), "Node not found: Cherry");
-        assert_eq!(error(&index, &anonymous, json!({ "node": "Quince" })), "Node not found: Quince");
+        assert_eq!(
+            error(&index, &anonymous, json!({ "node": "Cherry" })),
+            "Node not found: Cherry"
+        );
+        assert_eq!(
+            error(&index, &anonymous, json!({ "node": "Quince" })),
+            "Node not found: Quince"
+        );
     }
 
     #[test]
     fn find_similar_errors() {
         let index = build(true);
         let anonymous = Caller::anonymous();
-        assert_eq!(error(&index, &anonymous, json!({ "node": "  " })), "node is required");
+        assert_eq!(
+            error(&index, &anonymous, json!({ "node": "  " })),
+            "node is required"
+        );
         // Declared but never named in a section.
-        assert_eq!(error(&index, &anonymous, json!({ "node": "Durian" })), "node not in the mention index: Durian");
+        assert_eq!(
+            error(&index, &anonymous, json!({ "node": "Durian" })),
+            "node not in the mention index: Durian"
+        );
         let lexical = build(false);
-        assert!(error(&lexical, &anonymous, json!({ "node": "Apple" })).starts_with("index not ready"));
+        assert!(
+            error(&lexical, &anonymous, json!({ "node": "Apple" })).starts_with("index not ready")
+        );
     }
 }
