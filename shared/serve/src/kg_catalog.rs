@@ -235,25 +235,8 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         &self,
         nodes: &BTreeSet<u32>,
     ) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
-        let parts = self
-            .mention_parts(
-                ShardKind::KgNodeMentions,
-                &self.index.node_mention_starts,
-                nodes,
-            )
-            .await?;
-        Ok(nodes
-            .iter()
-            .filter_map(|&n| {
-                Some((
-                    n,
-                    parts
-                        .get(&part_of(&self.index.node_mention_starts, n)?)?
-                        .pairs(n)
-                        .to_vec(),
-                ))
-            })
-            .collect())
+        self.mention_pairs(ShardKind::KgNodeMentions, &self.index.node_mention_starts, nodes)
+            .await
     }
 
     /// The (section, node) pairs of the mentions in each of `pages`.
@@ -261,24 +244,22 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         &self,
         pages: &BTreeSet<u32>,
     ) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
-        let parts = self
-            .mention_parts(
-                ShardKind::KgPageMentions,
-                &self.index.page_mention_starts,
-                pages,
-            )
-            .await?;
-        Ok(pages
+        self.mention_pairs(ShardKind::KgPageMentions, &self.index.page_mention_starts, pages)
+            .await
+    }
+
+    /// Each key's pairs, read from the mention parts (of `kind`, starting at `starts`) that
+    /// hold the keys.
+    async fn mention_pairs(
+        &self,
+        kind: ShardKind,
+        starts: &[u32],
+        keys: &BTreeSet<u32>,
+    ) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
+        let parts = self.mention_parts(kind, starts, keys).await?;
+        Ok(keys
             .iter()
-            .filter_map(|&k| {
-                Some((
-                    k,
-                    parts
-                        .get(&part_of(&self.index.page_mention_starts, k)?)?
-                        .pairs(k)
-                        .to_vec(),
-                ))
-            })
+            .filter_map(|&k| Some((k, parts.get(&part_of(starts, k)?)?.pairs(k).to_vec())))
             .collect())
     }
 
