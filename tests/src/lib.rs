@@ -170,3 +170,10 @@ pub fn page(file: &str, frontmatter: &str, body: &str) -> (String, String) {
 pub mod faults;
 pub mod http_client;
 pub mod surfaces;
+
+/// Percent-encodes a URL path segment or query value (every byte but unreserved ones).
+pub fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}

@@ -71,6 +71,33 @@ fn comparable(response: &Response, build_id: &str) -> (u16, String) {
     (response.status, String::from_utf8_lossy(&response.body).replace(build_id, "BUILD"))
 }
 
+/// `reader`'s answer to `request`: its status and body with the build id replaced, so two
+/// layouts of one index can be compared.
+pub fn answer(reader: &IndexReader<impl ShardStore>, request: &Request, config: &ServiceConfig) -> (u16, String) {
+    comparable(&block_on(handle(Ok(reader), request, config)), reader.build_id())
+}
+
+/// A configuration with an `Admin` key and an `Engineering` key, and the three kinds of
+/// caller: anonymous, admin, engineering (as `Authorization` values to add, or none).
+pub fn config_with_three_callers() -> (ServiceConfig, [Option<String>; 3]) {
+    let (admin, admin_line) = mint_key_with([23; 32], &[Scope::All], &["Admin"], Some("admin")).expect("mint");
+    let (engineering, engineering_line) = mint_key_with([7; 32], &[Scope::All], &["Engineering"], Some("eng")).expect("mint");
+    let keys = KeyRing::parse(&format!("{admin_line}\n{engineering_line}")).expect("keys");
+    let config = ServiceConfig {
+        rest: RestConfig { keys: keys.clone(), ..RestConfig::default() },
+        mcp: McpConfig { access: AccessConfig { keys, allow_unrestricted: true }, ..McpConfig::default() },
+    };
+    (config, [None, Some(format!("Bearer {admin}")), Some(format!("Bearer {engineering}"))])
+}
+
+/// `request` as `caller` (one of [`config_with_three_callers`]'s) sends it.
+pub fn as_caller(request: &Request, caller: &Option<String>) -> Request {
+    match caller {
+        Some(authorization) => request.clone().with_header("Authorization", authorization),
+        None => request.clone(),
+    }
+}
+
 /// Serve each request from both indexes, anonymously and with `admin`'s key, and require
 /// a 200 without a tool error from the first and the same answer from the second. Returns
 /// how many answers were compared.

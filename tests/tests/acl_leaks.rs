@@ -727,12 +727,7 @@ fn sparql_sees_only_what_the_caller_may_view() {
 // difference). Hand-computed expectations from the generator then prove the answers carry data.
 // ---------------------------------------------------------------------------------------------
 
-/// Percent-encode a URL path segment or query value.
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
-}
+use wikantik_tests::url_encode as encode;
 
 fn view_index(who: Who) -> &'static Path {
     &fixture().views.iter().find(|(w, _)| *w == who).unwrap().1

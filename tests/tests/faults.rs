@@ -40,11 +40,7 @@ fn mcp(tool: &str, args: Value) -> Request {
 /// A SPARQL query over the pages' triples.
 const SPARQL: &str = "SELECT ?p ?u WHERE { ?p schema:url ?u } ORDER BY ?u LIMIT 5";
 
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
-}
+use wikantik_tests::url_encode as urlencode;
 
 /// The REST probes: every route with its variants, the graph routes and `/sparql` included.
 fn rest_probes() -> Vec<(String, Request)> {

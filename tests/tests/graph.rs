@@ -82,11 +82,7 @@ fn sparql(query: &str, admin: bool) -> Response {
     get(&format!("/sparql?query={}", urlencode(query)), admin)
 }
 
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
-}
+use wikantik_tests::url_encode as urlencode;
 
 #[test]
 fn anonymous_sparql_sees_no_restricted_triple_admin_does() {

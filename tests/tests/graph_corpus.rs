@@ -103,7 +103,15 @@ fn rdf_projection_agrees_with_the_page_table_on_the_corpus() {
     let partitions: Vec<_> = index.manifest.shards_of(ShardKind::RdfTriples).collect();
     let single = encode_shard(ShardKind::Rdf, 0, store.as_ref(), None, None).unwrap().bytes.len() as u64;
     let dir: std::sync::Arc<wikantik::sparql::RdfDirectory> = block_on(reader.load(index.manifest.single(ShardKind::Rdf).unwrap())).unwrap();
-    println!("rdf: {} triples entries, {} terms; format-1 single shard {single} bytes; directory {directory} bytes + {} partitions, {} bytes", store.entry_count(), dir.terms.len(), partitions.len(), size(ShardKind::RdfTriples));
+    println!(
+        "rdf: {} triples entries, {} terms in {} parts ({} bytes); format-1 single shard {single} bytes; directory {directory} bytes + {} partitions, {} bytes",
+        store.entry_count(),
+        dir.term_count,
+        dir.term_parts.len(),
+        size(ShardKind::RdfTerms),
+        partitions.len(),
+        size(ShardKind::RdfTriples)
+    );
     for q in [
         "SELECT ?s WHERE { ?s wk:hasTag ?t }",
         "SELECT ?k (COUNT(DISTINCT ?p) AS ?n) WHERE { ?p wk:inCluster ?k } GROUP BY ?k",

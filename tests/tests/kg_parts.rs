@@ -8,17 +8,13 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 use wikantik::compile::{whole_knowledge_graph, CompileOptions, SourcePage};
 use wikantik::encoder::testing::compile_with_keyword_vectors;
-use wikantik::auth::{mint_key_with, AccessConfig, KeyRing, Scope};
-use wikantik::http::{Request, Response};
-use wikantik::mcp::McpConfig;
-use wikantik::settings::RestConfig;
+use wikantik::http::Request;
 use wikantik::kg::{KgIndex, KgNodePart, PartSizes};
 use wikantik::payload::CompiledIndex;
 use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
-use wikantik::service::{handle, ServiceConfig};
 use wikantik::shard::{decode_shard, encode_shard, ShardKind};
 use wikantik_tests::faults::FaultStore;
-use wikantik_tests::surfaces::{config_with_admin, tool_call};
+use wikantik_tests::surfaces::{answer, as_caller, config_with_admin, config_with_three_callers, tool_call};
 use wikantik_tests::{block_on, sample_wiki};
 
 fn sample_pages() -> Vec<SourcePage> {
@@ -52,11 +48,6 @@ fn decoded<T: serde::de::DeserializeOwned>(index: &CompiledIndex, kind: ShardKin
     let mut shards: Vec<_> = index.shards.iter().filter(|s| s.entry.kind == kind).collect();
     shards.sort_by_key(|s| s.entry.partition);
     shards.iter().map(|s| decode_shard(&s.entry, &s.bytes).expect("decode")).collect()
-}
-
-fn answer(reader: &IndexReader<impl wikantik::reader::ShardStore>, request: &Request, config: &ServiceConfig) -> (u16, String) {
-    let response: Response = block_on(handle(Ok(reader), request, config));
-    (response.status, String::from_utf8_lossy(&response.body).replace(reader.build_id(), "BUILD"))
 }
 
 /// Every knowledge-graph tool over every node of the sample wiki.
@@ -106,13 +97,7 @@ fn knowledge_graph_tools_answer_the_same_from_parts_and_from_the_whole_graph() {
     let names: Vec<String> = graph.nodes.iter().map(|n| n.name.clone()).collect();
     let ids: Vec<String> = graph.nodes.iter().step_by(4).map(|n| n.id.clone()).collect();
     let requests = requests(&names, &ids);
-    let (admin, admin_line) = mint_key_with([23; 32], &[Scope::All], &["Admin"], Some("admin")).expect("mint");
-    let (engineering, engineering_line) = mint_key_with([7; 32], &[Scope::All], &["Engineering"], Some("eng")).expect("mint");
-    let keys = KeyRing::parse(&format!("{admin_line}\n{engineering_line}")).expect("keys");
-    let config = ServiceConfig {
-        rest: RestConfig { keys: keys.clone(), ..RestConfig::default() },
-        mcp: McpConfig { access: AccessConfig { keys, allow_unrestricted: true }, ..McpConfig::default() },
-    };
+    let (config, callers) = config_with_three_callers();
 
     let store = FaultStore::new(MemoryStore::from_compiled(&parted));
     let reader = block_on(IndexReader::open(store.clone(), std::sync::Arc::new(ShardCache::default()))).expect("open");
@@ -120,11 +105,8 @@ fn knowledge_graph_tools_answer_the_same_from_parts_and_from_the_whole_graph() {
     let whole = whole_layout(&one_part);
     let (mut found, mut compared) = (0, 0);
     for request in &requests {
-        for key in [None, Some(admin.as_str()), Some(engineering.as_str())] {
-            let request = match key {
-                Some(k) => request.clone().with_header("Authorization", &format!("Bearer {k}")),
-                None => request.clone(),
-            };
+        for caller in &callers {
+            let request = as_caller(request, caller);
             let new = answer(&reader, &request, &config);
             assert!(new.0 == 200 || new.0 == 404, "{} {}: {new:?}", request.method, request.path);
             found += usize::from(new.0 == 200 && !new.1.contains(r#""isError":true"#));

@@ -13,6 +13,7 @@ mod graph_corpus;
 mod hooks;
 mod hostile_input;
 mod kg_parts;
+mod rdf_terms;
 mod limits;
 mod manifest_directories;
 mod manifest_pins;

@@ -19,13 +19,11 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// knowledge graph by part (`kg-index`, `kg-nodes`, `kg-ids`, `kg-node-mentions` and
-/// `kg-page-mentions` shards instead of `kg` and `mentions`).
-const SAMPLE_WIKI_MANIFEST: &str = "03db870aacfd333d9425474347a9611f8560d8cc76fcc10aa0723ac49bd4af2c";
+/// RDF dictionary by part (`rdf-terms` shards; the `rdf` directory no longer holds the terms).
+const SAMPLE_WIKI_MANIFEST: &str = "61b4762bf56148e7969132eb170325fb8c540f5fbd0eb9e38c2ff9f9cf3a1875";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the knowledge graph by part (the `kg-*` shards
-/// instead of `kg` and `mentions`).
-const CORPUS_MANIFEST: &str = "21e5328c562ab9f8efd42b1a63a115b6b2216addc4b2b2319e611ef7737b5406";
+/// lexical build). Last changed by the RDF dictionary by part (`rdf-terms` shards).
+const CORPUS_MANIFEST: &str = "145dec346ad7f5daae783bee805ad68da6d2f4864b81e26440bf0890f53fff8e";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -113,6 +113,9 @@ pub enum ShardKind {
     KgNodeMentions,
     /// The mentions in a run of pages (`kg_parts::MentionPart`, keyed by page).
     KgPageMentions,
+    /// A run of the RDF dictionary (`sparql::TermPart`), one shard per part the `rdf`
+    /// directory lists; indexes without it hold the whole dictionary in `rdf`.
+    RdfTerms,
 }
 
 impl ShardKind {
@@ -145,6 +148,7 @@ impl ShardKind {
             ShardKind::KgIds => "kg-ids",
             ShardKind::KgNodeMentions => "kg-node-mentions",
             ShardKind::KgPageMentions => "kg-page-mentions",
+            ShardKind::RdfTerms => "rdf-terms",
         }
     }
 }

@@ -300,7 +300,11 @@ pub async fn sparql<S: ShardStore>(reader: &IndexReader<S>, request: &Request, c
         Ok(keys) => keys,
         Err(e) => return routes::failure(&e, "graph request"),
     };
-    match wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k)) {
+    let results = match reader.run_sparql(&store, &query, &|k| keys.contains(&k)).await {
+        Ok(results) => results,
+        Err(e) => return routes::failure(&e, "graph request"),
+    };
+    match results {
         Ok(results) if compact => Response::json(200, &results.to_compact_json()),
         Ok(results) => match results.to_turtle() {
             Some(turtle) => Response::text(200, "text/turtle; charset=UTF-8", turtle),

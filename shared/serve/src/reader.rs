@@ -404,9 +404,65 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Mentions)?).await
     }
 
-    /// The whole RDF store (every triple partition); see [`IndexReader::rdf_for`].
+    /// The whole RDF store (every triple partition and the whole dictionary, even one stored
+    /// by part); see [`IndexReader::rdf_for`]. For tests and tools: queries read by part.
     pub async fn rdf(&self) -> Result<Arc<wikantik_sparql::Store>> {
-        self.rdf_for(None).await
+        let store = self.rdf_for(None).await?;
+        if store.terms_by_part.is_none() {
+            return Ok(store);
+        }
+        let directory: Arc<wikantik_sparql::RdfDirectory> = self.load(self.manifest.single(ShardKind::Rdf)?).await?;
+        let parts = self.rdf_term_parts(&directory, &(0..directory.term_parts.len()).collect::<Vec<_>>()).await?;
+        let terms = parts.iter().flat_map(|p| p.terms.iter().cloned()).collect();
+        let whole = wikantik_sparql::Store { terms, terms_by_part: None, ..(*store).clone() };
+        whole.validate().map_err(|e| Error::Decode { name: "rdf-terms".into(), message: e.to_string() })?;
+        Ok(Arc::new(whole))
+    }
+
+    /// The `rdf-terms` parts numbered `numbers` of the dictionary `directory` lists.
+    async fn rdf_term_parts(&self, directory: &wikantik_sparql::RdfDirectory, numbers: &[usize]) -> Result<Vec<Arc<wikantik_sparql::TermPart>>> {
+        let wanted: Vec<u32> = numbers.iter().filter(|&&n| n < directory.term_parts.len()).filter_map(|&n| u32::try_from(n).ok()).collect();
+        let entries = self.entries(ShardKind::RdfTerms, &wanted).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
+    }
+
+    /// Runs a SPARQL query (with the standard prefixes) over `store`, a store of
+    /// [`IndexReader::rdf_for`], for a caller who may view the pages `can_view` allows. With
+    /// the dictionary by part, it runs with the `rdf-terms` parts it looked in last time for
+    /// this query (none, cold), loads the parts each run missed and runs again until a run
+    /// misses none (`wikantik_sparql::dictionary`): the answer the whole dictionary gives.
+    #[cfg(feature = "sparql")]
+    pub async fn run_sparql(
+        &self,
+        store: &wikantik_sparql::Store,
+        query: &str,
+        can_view: &(dyn Fn(u32) -> bool + Sync),
+    ) -> Result<std::result::Result<wikantik_sparql::QueryResults, wikantik_sparql::SparqlError>> {
+        use wikantik_sparql::{ontology, RdfDirectory, TermParts};
+        if store.terms_by_part.is_none() {
+            return Ok(ontology::run_query(store, query, can_view));
+        }
+        let dir_entry = self.manifest.single(ShardKind::Rdf)?;
+        let directory: Arc<RdfDirectory> = self.load(dir_entry).await?;
+        let bad = |message: String| Error::Decode { name: "rdf-terms".into(), message };
+        let memo = format!("rdf-terms-for:{}:{query}", dir_entry.sha256);
+        let mut wanted: Vec<usize> = self.cache.get::<Vec<usize>>(&memo).map(|w| w.as_ref().clone()).unwrap_or_default();
+        let mut parts = TermParts::new(directory.clone());
+        // Every run but the last loads a part it did not have: at most one run per part, plus one.
+        for _ in 0..=directory.term_parts.len() + 1 {
+            wanted.retain(|&n| !parts.has(n));
+            for (&n, part) in wanted.iter().zip(self.rdf_term_parts(&directory, &wanted).await?) {
+                parts.add(n, part).map_err(|e| bad(e.to_string()))?;
+            }
+            let results = ontology::run_query_with_parts(store, &parts, query, can_view);
+            wanted = parts.take_missing();
+            if wanted.is_empty() {
+                let loaded = parts.loaded();
+                self.cache.insert(&memo, 8 * loaded.len() as u64 + memo.len() as u64, Arc::new(loaded));
+                return Ok(results);
+            }
+        }
+        Err(bad("a query kept missing dictionary parts it had loaded".into()))
     }
 
     /// The rules the index's RDF projection followed (`RdfDirectory::projection`), for

@@ -76,7 +76,7 @@ impl<'a> Ctx<'a> {
 
     /// The value of a term: its id if the store has it, else the term itself.
     pub(crate) fn value_of(&self, term: Term) -> Value {
-        match self.store.id_of(&term) {
+        match self.dictionary.id_of(&term) {
             Some(id) => Value::Id(id),
             None => Value::Computed(Rc::new(term)),
         }
@@ -85,7 +85,7 @@ impl<'a> Ctx<'a> {
     /// The term of a value.
     pub(crate) fn term<'b>(&'b self, v: &'b Value) -> Option<&'b Term> {
         match v {
-            Value::Id(id) => self.store.term(*id),
+            Value::Id(id) => self.dictionary.term(*id),
             Value::Computed(t) => Some(t),
         }
     }
@@ -96,8 +96,8 @@ impl<'a> Ctx<'a> {
 
     fn pos(&mut self, tp: &TermPattern) -> R<Pos> {
         Ok(match tp {
-            TermPattern::NamedNode(n) => Pos::Const(self.store.id_of(&Term::iri(n.as_str()))),
-            TermPattern::Literal(l) => Pos::Const(self.store.id_of(&term_of_literal(l))),
+            TermPattern::NamedNode(n) => Pos::Const(self.dictionary.id_of(&Term::iri(n.as_str()))),
+            TermPattern::Literal(l) => Pos::Const(self.dictionary.id_of(&term_of_literal(l))),
             TermPattern::BlankNode(b) => Pos::Var(self.slot(&format!("_:{}", b.as_str()))),
             TermPattern::Variable(v) => Pos::Var(self.slot(v.as_str())),
             #[allow(unreachable_patterns)]
@@ -107,7 +107,7 @@ impl<'a> Ctx<'a> {
 
     fn pred_pos(&mut self, np: &NamedNodePattern) -> Pos {
         match np {
-            NamedNodePattern::NamedNode(n) => Pos::Const(self.store.id_of(&Term::iri(n.as_str()))),
+            NamedNodePattern::NamedNode(n) => Pos::Const(self.dictionary.id_of(&Term::iri(n.as_str()))),
             NamedNodePattern::Variable(v) => Pos::Var(self.slot(v.as_str())),
         }
     }
@@ -283,7 +283,7 @@ impl<'a> Ctx<'a> {
     fn path_pairs(&mut self, path: &PropertyPathExpression, s: Option<u32>, o: Option<u32>) -> R<Vec<(u32, u32)>> {
         Ok(match path {
             PropertyPathExpression::NamedNode(n) => {
-                let Some(p) = self.store.id_of(&Term::iri(n.as_str())) else { return Ok(Vec::new()) };
+                let Some(p) = self.dictionary.id_of(&Term::iri(n.as_str())) else { return Ok(Vec::new()) };
                 let mut out = Vec::new();
                 let store = self.store;
                 let max_rows = self.budget_rows();
@@ -315,7 +315,7 @@ impl<'a> Ctx<'a> {
                 out
             }
             PropertyPathExpression::NegatedPropertySet(iris) => {
-                let excluded: HashSet<u32> = iris.iter().filter_map(|n| self.store.id_of(&Term::iri(n.as_str()))).collect();
+                let excluded: HashSet<u32> = iris.iter().filter_map(|n| self.dictionary.id_of(&Term::iri(n.as_str()))).collect();
                 let mut out = Vec::new();
                 let store = self.store;
                 let max_rows = self.budget_rows();
@@ -407,7 +407,7 @@ impl<'a> Ctx<'a> {
             TermPattern::Literal(l) => term_of_literal(l),
             _ => return None,
         };
-        self.store.id_of(&t).is_none().then_some(t)
+        self.dictionary.id_of(&t).is_none().then_some(t)
     }
 
     fn path(&mut self, subject: &TermPattern, path: &PropertyPathExpression, object: &TermPattern, input: Vec<Row>) -> R<Vec<Row>> {
@@ -859,6 +859,18 @@ impl<'a> Ctx<'a> {
                 let n = if *distinct { rows.iter().map(trimmed).collect::<HashSet<_>>().len() } else { rows.len() };
                 Ok(Some(self.value_of(integer(n))))
             }
+            AggregateExpression::FunctionCall { name: AggregateFunction::Count, expr: spargebra::algebra::Expression::Variable(v), distinct } => {
+                // Counting a variable needs whether it is bound, not its term (ids are
+                // canonical, so distinct values are distinct terms).
+                let slot = self.slot_of(v.as_str());
+                let mut bound = Vec::with_capacity(rows.len());
+                for r in rows {
+                    self.budget.step()?;
+                    bound.extend(slot.and_then(|s| get(r, s)));
+                }
+                let n = if *distinct { bound.into_iter().collect::<HashSet<_>>().len() } else { bound.len() };
+                Ok(Some(self.value_of(integer(n))))
+            }
             AggregateExpression::FunctionCall { name, expr, distinct } => {
                 let mut vals: Vec<Result<Term, ()>> = Vec::with_capacity(rows.len());
                 for r in rows {
@@ -933,7 +945,7 @@ enum Form<'q> {
 }
 
 /// Runs a parsed query.
-pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, opts: &QueryOptions) -> R<QueryResults> {
+pub(crate) fn run(store: &Store, dictionary: super::dictionary::Dictionary<'_>, query: &Query, can_view: &dyn Fn(u32) -> bool, opts: &QueryOptions) -> R<QueryResults> {
     let (pattern, dataset, base, form) = match query {
         Query::Select { pattern, dataset, base_iri } => (pattern, dataset, base_iri, Form::Select),
         Query::Ask { pattern, dataset, base_iri } => (pattern, dataset, base_iri, Form::Ask),
@@ -946,7 +958,7 @@ pub(crate) fn run(store: &Store, query: &Query, can_view: &dyn Fn(u32) -> bool, 
     if depth(pattern, super::MAX_ALGEBRA_DEPTH) > super::MAX_ALGEBRA_DEPTH {
         return unsupported(&format!("queries nested deeper than {} operators", super::MAX_ALGEBRA_DEPTH));
     }
-    let mut ctx = Ctx { store, groups: store.viewable_groups(can_view), budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
+    let mut ctx = Ctx { store, dictionary, groups: store.viewable_groups(can_view), budget: Budget::new(opts), slots: HashMap::new(), regexes: HashMap::new(), base: base.clone() };
     // The forced LIMIT (and ASK's single solution) is a cap on the whole evaluation.
     let cap = if matches!(form, Form::Ask) { 1 } else { opts.max_limit };
     let mut rows = ctx.eval_capped(pattern, cap)?;
@@ -1016,7 +1028,7 @@ impl Ctx<'_> {
         for row in rows {
             for &s in &slots {
                 if let Some(Value::Id(id)) = get(row, s) {
-                    if !matches!(self.store.term(*id), Some(Term::Literal { .. })) && queued.insert(*id) {
+                    if !matches!(self.dictionary.term(*id), Some(Term::Literal { .. })) && queued.insert(*id) {
                         queue.push(*id);
                     }
                 }
@@ -1034,10 +1046,11 @@ impl Ctx<'_> {
             })?;
             self.budget.produced(found.len())?;
             for [s, p, o] in found {
-                if matches!(store.term(o), Some(Term::BlankNode(_))) && queued.insert(o) {
+                let terms = self.dictionary;
+                if matches!(terms.term(o), Some(Term::BlankNode(_))) && queued.insert(o) {
                     queue.push(o);
                 }
-                if let (Some(s), Some(p), Some(o)) = (store.term(s), store.term(p), store.term(o)) {
+                if let (Some(s), Some(p), Some(o)) = (terms.term(s), terms.term(p), terms.term(o)) {
                     triples.push([s.clone(), p.clone(), o.clone()]);
                 }
             }

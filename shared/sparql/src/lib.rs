@@ -93,6 +93,7 @@ mod needs;
 #[cfg(feature = "query")]
 mod tree;
 mod results;
+pub mod dictionary;
 pub mod ontology;
 pub mod store;
 pub mod term;
@@ -101,6 +102,7 @@ mod tests;
 
 pub use results::QueryResults;
 pub use store::{IdPattern, IndexOrder, PartitionSelection, RdfDirectory, Store, StoreBuilder, TriplePartition, TripleGroup, Visibility};
+pub use dictionary::{TermPart, TermPartRef, TermParts};
 pub use term::Term;
 
 use thiserror::Error;
@@ -302,9 +304,59 @@ pub fn execute(
     can_view: &dyn Fn(u32) -> bool,
     opts: &QueryOptions,
 ) -> Result<QueryResults, SparqlError> {
+    if store.terms_by_part.is_some() {
+        return Err(SparqlError::Store("the dictionary is stored by part: run the query with its parts (execute_with_parts)".into()));
+    }
     check_shape(query)?;
     let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
-    eval::run(store, &parsed, can_view, opts)
+    eval::run(store, dictionary::Dictionary::Whole(&store.terms), &parsed, can_view, opts)
+}
+
+#[cfg(feature = "query")]
+/// [`execute`] over a store whose dictionary is by part, with the parts in `parts`. A lookup
+/// in a part not loaded records it ([`TermParts::take_missing`]): when any is recorded the
+/// result means nothing, and the caller loads those parts and runs the query again
+/// ([`crate::dictionary`]).
+pub fn execute_with_parts(
+    store: &Store,
+    parts: &TermParts,
+    query: &str,
+    can_view: &dyn Fn(u32) -> bool,
+    opts: &QueryOptions,
+) -> Result<QueryResults, SparqlError> {
+    if store.terms_by_part != Some(parts.count()) {
+        return Err(SparqlError::Store("the dictionary parts are not this store's".into()));
+    }
+    check_shape(query)?;
+    let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
+    eval::run(store, dictionary::Dictionary::Parts(parts), &parsed, can_view, opts)
+}
+
+#[cfg(feature = "query")]
+/// [`execute_with_parts`] until it misses no part, taking the parts from `all` (every part of
+/// the dictionary, in memory: tests and tools; a reader loads them instead). Also returns the
+/// parts the last run had.
+pub fn execute_over_parts(
+    store: &Store,
+    directory: std::sync::Arc<RdfDirectory>,
+    all: &[TermPart],
+    query: &str,
+    can_view: &dyn Fn(u32) -> bool,
+    opts: &QueryOptions,
+) -> Result<(Result<QueryResults, SparqlError>, Vec<usize>), SparqlError> {
+    let mut parts = TermParts::new(directory);
+    for _ in 0..=all.len() + 1 {
+        let result = execute_with_parts(store, &parts, query, can_view, opts);
+        let missing = parts.take_missing();
+        if missing.is_empty() {
+            return Ok((result, parts.loaded()));
+        }
+        for n in missing {
+            let part = all.get(n).cloned().ok_or_else(|| SparqlError::Store(format!("no dictionary part {n}")))?;
+            parts.add(n, std::sync::Arc::new(part))?;
+        }
+    }
+    Err(SparqlError::Store("a query kept missing dictionary parts it had loaded".into()))
 }
 
 #[cfg(feature = "query")]

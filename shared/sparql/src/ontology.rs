@@ -354,6 +354,12 @@ pub fn run_query(store: &Store, query: &str, can_view: &dyn Fn(u32) -> bool) -> 
     crate::execute(store, &with_prefixes(query), can_view, &crate::QueryOptions::default())
 }
 
+/// [`run_query`] over a store whose dictionary is by part ([`crate::execute_with_parts`]).
+#[cfg(feature = "query")]
+pub fn run_query_with_parts(store: &Store, parts: &crate::TermParts, query: &str, can_view: &dyn Fn(u32) -> bool) -> Result<crate::QueryResults, SparqlError> {
+    crate::execute_with_parts(store, parts, &with_prefixes(query), can_view, &crate::QueryOptions::default())
+}
+
 /// The predicates `query` (with the standard prefixes) can match, for
 /// [`wikantik_serve::reader::IndexReader::rdf_for`]: `None` = any. A query that does not parse needs
 /// none ([`run_query`] then reports the error).

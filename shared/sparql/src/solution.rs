@@ -1,6 +1,7 @@
 //! Solutions and the state of one evaluation: the rows that [`super::eval`] produces and
 //! [`super::expr`] reads, and the context both evaluate in.
 
+use super::dictionary::Dictionary;
 use super::store::Store;
 use super::term::Term;
 use super::Budget;
@@ -20,6 +21,8 @@ pub(crate) type Row = Vec<Option<Value>>;
 /// State of one query evaluation.
 pub(crate) struct Ctx<'a> {
     pub(crate) store: &'a Store,
+    /// Where terms are looked up (the store's whole dictionary, or the parts loaded).
+    pub(crate) dictionary: Dictionary<'a>,
     /// The visibility groups the caller may view (decided once per query).
     pub(crate) groups: Vec<usize>,
     pub(crate) budget: Budget,

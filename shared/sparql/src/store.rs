@@ -42,6 +42,7 @@
 //! and a single page's tag would leak the other page's fact. (If the same conclusion also
 //! follows from premises with a representable visibility it is kept with that one.)
 
+use super::dictionary::{cut_terms, TermPart, TermPartRef};
 use super::term::{Term, RDFS_DOMAIN, RDFS_RANGE, RDFS_SUB_CLASS_OF, RDFS_SUB_PROPERTY_OF, RDF_TYPE};
 use super::{Budget, SparqlError};
 use serde::{Deserialize, Serialize};
@@ -235,6 +236,10 @@ pub struct Store {
     pub terms: Vec<Term>,
     /// Visibility groups: public first (if any), then pages by ascending key.
     pub groups: Vec<Group>,
+    /// `Some(n)`: `terms` is empty and the dictionary of `n` terms is read by part
+    /// ([`crate::dictionary`]); queries run with [`crate::execute_with_parts`].
+    #[serde(skip)]
+    pub terms_by_part: Option<u32>,
 }
 
 /// Format version written by this code.
@@ -255,7 +260,7 @@ fn prefix_range(prefix: &[u32]) -> ([u32; 3], [u32; 3]) {
 impl Store {
     /// An empty store.
     pub fn empty() -> Self {
-        Store { version: STORE_VERSION, terms: Vec::new(), groups: Vec::new() }
+        Store { version: STORE_VERSION, terms: Vec::new(), groups: Vec::new(), terms_by_part: None }
     }
 
     /// Checks the invariants a reader relies on (sorted distinct dictionary, sorted distinct
@@ -271,7 +276,7 @@ impl Store {
         if self.groups.windows(2).any(|w| w.first().map(|g| g.visibility) >= w.get(1).map(|g| g.visibility)) {
             return bad("visibility groups are not in order".into());
         }
-        let n = self.terms.len();
+        let n = self.terms_by_part.map_or(self.terms.len(), |n| n as usize);
         for g in &self.groups {
             for index in [&g.spo, &g.pos, &g.osp] {
                 let mut prev: Option<[u32; 3]> = None;
@@ -296,12 +301,12 @@ impl Store {
         Ok(())
     }
 
-    /// The id of a term, if the dictionary has it.
+    /// The id of a term, if the dictionary has it (a dictionary by part: `None`).
     pub fn id_of(&self, term: &Term) -> Option<u32> {
         self.terms.binary_search(term).ok().and_then(|i| u32::try_from(i).ok())
     }
 
-    /// The term of an id.
+    /// The term of an id (a dictionary by part: `None`).
     pub fn term(&self, id: u32) -> Option<&Term> {
         self.terms.get(usize::try_from(id).ok()?)
     }
@@ -671,21 +676,27 @@ impl StoreBuilder {
                 osp: build_index(IndexOrder::Osp, &triples),
             })
             .collect();
-        Ok(Store { version: STORE_VERSION, terms, groups })
+        Ok(Store { version: STORE_VERSION, terms, groups, terms_by_part: None })
     }
 }
 
-/// Format version of the split layout ([`RdfDirectory`] + [`TriplePartition`]s).
-pub const SPLIT_VERSION: u32 = 2;
+/// Format version of the split layout ([`RdfDirectory`] + [`TriplePartition`]s) with the
+/// dictionary by part (`rdf-terms` shards, [`RdfDirectory::cut_dictionary`]).
+pub const SPLIT_VERSION: u32 = 3;
+
+/// The split layout with the whole dictionary in the directory: what [`Store::split`] makes,
+/// and what indexes written before the dictionary was cut hold. Still read.
+pub const WHOLE_DICTIONARY_VERSION: u32 = 2;
 
 /// Payload of the `rdf` shard: the dictionary and the directory of triple partitions. A query
 /// loads it, then only the `rdf-triples` partitions holding the predicates it names
 /// ([`RdfDirectory::partitions_for`]), and [`Store::assemble`]s a store from them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RdfDirectory {
-    /// [`SPLIT_VERSION`].
+    /// [`SPLIT_VERSION`], or [`WHOLE_DICTIONARY_VERSION`].
     pub version: u32,
-    /// The whole dictionary, sorted; id = position (as [`Store::terms`]).
+    /// The whole dictionary, sorted; id = position (as [`Store::terms`]). Empty when the
+    /// dictionary is by part.
     pub terms: Vec<Term>,
     /// Partition `i` (the `rdf-triples` shard with partition number `i`): its predicate ids,
     /// ascending; every predicate is in exactly one partition.
@@ -695,6 +706,21 @@ pub struct RdfDirectory {
     /// it existed. [`Store::split`] leaves it 0, the build sets it.
     #[serde(default)]
     pub projection: u32,
+    /// The dictionary by part ([`SPLIT_VERSION`]): part `i` is the `rdf-terms` shard with
+    /// partition number `i`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub term_parts: Vec<TermPartRef>,
+    /// Number of terms of the dictionary by part.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub term_count: u32,
+    /// With the dictionary by part: every predicate of the partitions with its id, by term,
+    /// so [`RdfDirectory::partitions_for`] needs no part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub predicates: Vec<(Term, u32)>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Payload of an `rdf-triples` shard: every stored entry whose predicate is one of
@@ -718,15 +744,43 @@ pub struct TripleGroup {
 
 impl RdfDirectory {
     /// The partitions holding these predicates (`None`: every partition). Predicates absent
-    /// from the dictionary need no partition.
+    /// from the dictionary need no partition. With the dictionary by part a predicate's id is
+    /// not known here, so this is every partition; [`RdfDirectory::partitions_for_ids`] takes
+    /// the ids instead.
     pub fn partitions_for(&self, predicates: Option<&[Term]>) -> Vec<u32> {
         let Some(predicates) = predicates else { return (0..self.partitions.len() as u32).collect() };
-        let ids: Vec<u32> =
-            predicates.iter().filter_map(|t| self.terms.binary_search(t).ok()).filter_map(|i| u32::try_from(i).ok()).collect();
+        let ids: Vec<u32> = if self.term_parts.is_empty() {
+            predicates.iter().filter_map(|t| self.terms.binary_search(t).ok()).filter_map(|i| u32::try_from(i).ok()).collect()
+        } else {
+            predicates.iter().filter_map(|t| self.predicates.binary_search_by(|(p, _)| p.cmp(t)).ok()).filter_map(|i| self.predicates.get(i).map(|(_, id)| *id)).collect()
+        };
         (0..self.partitions.len())
             .filter(|&i| self.partitions.get(i).is_some_and(|ps| ids.iter().any(|id| ps.binary_search(id).is_ok())))
             .filter_map(|i| u32::try_from(i).ok())
             .collect()
+    }
+
+    /// The parts of the dictionary by part that would hold these terms (none for a whole
+    /// dictionary; terms before the first part are in none).
+    pub fn term_parts_for(&self, terms: &[Term]) -> Vec<usize> {
+        let mut parts: Vec<usize> = terms.iter().filter_map(|t| self.term_parts.partition_point(|r| r.first <= *t).checked_sub(1)).collect();
+        parts.sort_unstable();
+        parts.dedup();
+        parts
+    }
+
+    /// Moves the whole dictionary into parts of `per_part` terms ([`SPLIT_VERSION`]); the
+    /// parts are the `rdf-terms` shards, in order.
+    pub fn cut_dictionary(&mut self, per_part: usize) -> Vec<TermPart> {
+        let mut ids: Vec<u32> = self.partitions.iter().flatten().copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        self.predicates = ids.into_iter().filter_map(|id| Some((self.terms.get(id as usize)?.clone(), id))).collect();
+        self.term_count = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
+        let (refs, parts) = cut_terms(std::mem::take(&mut self.terms), per_part);
+        self.term_parts = refs;
+        self.version = SPLIT_VERSION;
+        parts
     }
 }
 
@@ -793,15 +847,23 @@ impl Store {
                 TriplePartition { predicates: predicates.clone(), groups }
             })
             .collect();
-        (RdfDirectory { version: SPLIT_VERSION, terms: self.terms.clone(), partitions: plan, projection: 0 }, partitions)
+        (RdfDirectory { version: WHOLE_DICTIONARY_VERSION, terms: self.terms.clone(), partitions: plan, projection: 0, term_parts: Vec::new(), term_count: 0, predicates: Vec::new() }, partitions)
     }
 
     /// A store over the directory's dictionary and the triples of `parts` (each index one
     /// partition), validated: patterns whose predicate is in `parts` see all their triples.
+    /// With the dictionary by part the store holds no term ([`Store::terms_by_part`]).
     pub fn assemble(directory: &RdfDirectory, parts: &[&TriplePartition]) -> Result<Store, SparqlError> {
-        if directory.version != SPLIT_VERSION {
-            return Err(SparqlError::Store(format!("rdf directory version {} (this reader understands {SPLIT_VERSION})", directory.version)));
-        }
+        let by_part = match directory.version {
+            WHOLE_DICTIONARY_VERSION => false,
+            SPLIT_VERSION if directory.terms.is_empty() => true,
+            SPLIT_VERSION => return Err(SparqlError::Store("rdf directory by part also holds a whole dictionary".into())),
+            other => {
+                return Err(SparqlError::Store(format!(
+                    "rdf directory version {other} (this reader understands {WHOLE_DICTIONARY_VERSION} and {SPLIT_VERSION})"
+                )))
+            }
+        };
         let mut by_vis: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
         for part in parts {
             for group in &part.groups {
@@ -838,7 +900,11 @@ impl Store {
                 osp: index(IndexOrder::Osp, &triples),
             })
             .collect();
-        let store = Store { version: STORE_VERSION, terms: directory.terms.clone(), groups };
+        let store = if by_part {
+            Store { version: STORE_VERSION, terms: Vec::new(), groups, terms_by_part: Some(directory.term_count) }
+        } else {
+            Store { version: STORE_VERSION, terms: directory.terms.clone(), groups, terms_by_part: None }
+        };
         store.validate()?;
         Ok(store)
     }

@@ -533,3 +533,79 @@ fn query_predicates_name_what_a_query_can_match() {
     assert_eq!(preds("DESCRIBE ?s WHERE { ?s wk:hasTag ?o }"), None);
     assert!(query_predicates("SELEC nonsense").is_err());
 }
+
+/// Runs `q` over a store whose dictionary is cut into parts, as a reader does: load what the
+/// last run missed, run again; returns the result and the parts loaded.
+fn run_by_part(directory: &RdfDirectory, parts: &[TermPart], store: &Store, q: &str, can_view: &dyn Fn(u32) -> bool) -> (Result<QueryResults, SparqlError>, Vec<usize>) {
+    execute_over_parts(store, std::sync::Arc::new(directory.clone()), parts, &format!("{PREFIXES}{q}"), can_view, &QueryOptions::default()).expect("every run loads a part it did not have")
+}
+
+#[test]
+fn a_dictionary_by_part_answers_like_the_whole_one_and_reads_only_the_parts_a_query_needs() {
+    let store = wiki();
+    let (mut directory, triples) = store.split(1);
+    let whole_directory = directory.clone();
+    let term_parts = directory.cut_dictionary(3);
+    assert_eq!(directory.version, store::SPLIT_VERSION);
+    assert!(directory.terms.is_empty() && term_parts.len() > 5, "{} parts", term_parts.len());
+    assert_eq!(term_parts.iter().map(|p| p.terms.len()).sum::<usize>(), store.terms.len());
+    let refs: Vec<&TriplePartition> = triples.iter().collect();
+    let by_part = Store::assemble(&directory, &refs).expect("assemble");
+    assert_eq!(by_part.terms_by_part, Some(store.terms.len() as u32));
+    // The predicates' partitions are found without the dictionary.
+    let named = [Term::iri(RDF_TYPE), Term::iri(format!("{RDFS}label"))];
+    assert_eq!(directory.partitions_for(Some(&named)), whole_directory.partitions_for(Some(&named)));
+    // A store by part is refused by the plain entry point rather than answering wrongly.
+    assert!(matches!(run(&by_part, "ASK { ?s ?p ?o }", &all), Err(SparqlError::Store(_))));
+    let queries = [
+        "SELECT (COUNT(?p) AS ?n) WHERE { ?p a wk:Page }",
+        "SELECT ?p ?l WHERE { ?p a wk:Page ; rdfs:label ?l } ORDER BY ?l",
+        "SELECT ?p WHERE { ?p rdfs:label ?l FILTER(CONTAINS(?l, \"e\")) } ORDER BY DESC(?p)",
+        "SELECT ?s ?o WHERE { ?s wk:relatedTo ?o OPTIONAL { ?o rdfs:label ?l } } ORDER BY ?s ?o",
+        "SELECT ?p (STRLEN(?l) AS ?n) WHERE { ?p rdfs:label ?l BIND(CONCAT(?l, \"!\") AS ?x) } ORDER BY ?p",
+        "SELECT ?x WHERE { <https://wiki.wikantik.com/id/page/p1> ?p ?x } ORDER BY ?x",
+        "SELECT ?c WHERE { ?c rdfs:subClassOf* wk:Page } ORDER BY ?c",
+        "ASK { ?p rdfs:label \"no such label\" }",
+        "CONSTRUCT { ?p rdfs:label ?l } WHERE { ?p a wk:Page ; rdfs:label ?l }",
+        "DESCRIBE ?p WHERE { ?p a wk:Page }",
+        "SELECT ?p WHERE { ?p !rdfs:label ?o } ORDER BY ?p ?o",
+        "SELECT ?p WHERE { VALUES ?l { \"Deploy\" \"Secret rotation\" } ?p rdfs:label ?l }",
+        "SELECT ?x WHERE { ?x wk:nonexistent ?y }",
+        "SELEC broken",
+    ];
+    for q in queries {
+        for view in [all as fn(u32) -> bool, none, |k| k == 7] {
+            let want = run(&store, q, &view);
+            let (got, loaded) = run_by_part(&directory, &term_parts, &by_part, q, &view);
+            assert_eq!(got.as_ref().map(rows), want.as_ref().map(rows), "{q}");
+            assert_eq!(got.is_err(), want.is_err(), "{q}");
+            assert!(loaded.len() <= term_parts.len(), "{q}");
+        }
+    }
+    // A count reads the parts of its constants and its answer, not the whole dictionary.
+    let big = big_store(300);
+    let (mut big_directory, big_triples) = big.split(1);
+    let big_parts = big_directory.cut_dictionary(16);
+    let big_refs: Vec<&TriplePartition> = big_triples.iter().collect();
+    let big_by_part = Store::assemble(&big_directory, &big_refs).expect("assemble");
+    let q = "SELECT (COUNT(?s) AS ?n) WHERE { ?s wk:partOf ?h }";
+    let (got, loaded) = run_by_part(&big_directory, &big_parts, &big_by_part, q, &all);
+    assert_eq!(rows(&got.expect("runs")), vec![vec!["\"300\"^^<http://www.w3.org/2001/XMLSchema#integer>".to_string()]]);
+    assert!(big_parts.len() > 30 && loaded.len() <= 3, "{loaded:?} of {}", big_parts.len());
+    // A part that is not the one listed is refused.
+    let mut parts = TermParts::new(std::sync::Arc::new(directory.clone()));
+    assert!(parts.add(1, std::sync::Arc::new(term_parts[0].clone())).is_err());
+    let mut short = term_parts[0].clone();
+    short.terms.pop();
+    assert!(parts.add(0, std::sync::Arc::new(short)).is_err());
+    let mut unsorted = term_parts[1].clone();
+    unsorted.terms.swap(1, 2);
+    assert!(parts.add(1, std::sync::Arc::new(unsorted)).is_err());
+    // A directory claiming both layouts, or an unknown version, is refused.
+    let mut both = directory.clone();
+    both.terms = store.terms.clone();
+    assert!(Store::assemble(&both, &refs).is_err());
+    let mut future = directory.clone();
+    future.version = 4;
+    assert!(Store::assemble(&future, &refs).unwrap_err().to_string().contains("understands 2 and 3"));
+}

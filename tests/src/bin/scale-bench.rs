@@ -10,6 +10,8 @@
 //!   allocator: the decoded shards, the encoder and the request's own work);
 //! - **warm**: one instance serves every query of the set five times; p50 / p95.
 //!
+//! `SCALE_BENCH_KINDS` (comma-separated request names as printed) measures only those kinds.
+//!
 //! Driven by `scripts/scale-bench.sh` for wikis of 1.2k, 12k and 120k pages. Prints figures,
 //! asserts nothing (targets are benchmarks, docs/BENCHMARKS.md).
 
@@ -177,7 +179,9 @@ fn main() {
     let slug = wikantik_tests::block_on(reader.pages()).expect("pages").pages.first().map(|p| p.slug.clone()).unwrap_or_default();
     println!("index {} (build {}): {} pages, {} sections, {} shards; query encoder: {profile}", index.display(), manifest.build_id, manifest.stats.pages, manifest.stats.sections, manifest.shard_count());
     println!("{:<22} {:>10} {:>6} {:>9} {:>10} | {:>9} {:>9}", "request", "cold bytes", "reads", "cold ms", "peak heap", "warm p50", "warm p95");
-    for kind in KINDS {
+    // `SCALE_BENCH_KINDS=bundle,sparql count` measures only those kinds.
+    let only: Option<Vec<String>> = std::env::var("SCALE_BENCH_KINDS").ok().map(|v| v.split(',').map(|k| k.trim().to_string()).collect());
+    for kind in KINDS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.iter().any(|x| x == k))) {
         // Cold: a new instance, nothing cached; the first query.
         let store = Counted::new(&index);
         let base = LIVE.load(Ordering::Relaxed);

@@ -58,13 +58,20 @@ pub(super) fn encode_knowledge(knowledge_graph: KnowledgeGraph, mention_index: M
     drop(mention_index);
     let (mut rdf_directory, rdf_partitions) = rdf_store?.split(options.rdf_partition_entries);
     rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
-    let (directory, triples) = rayon::join(
+    let term_parts = if options.rdf_terms_per_part == 0 { Vec::new() } else { rdf_directory.cut_dictionary(options.rdf_terms_per_part) };
+    let (directory, (triples, terms)) = rayon::join(
         || encode_shard(ShardKind::Rdf, 0, &rdf_directory, None, None),
-        || rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect::<Result<Vec<EncodedShard>>>(),
+        || {
+            rayon::join(
+                || rdf_partitions.par_iter().enumerate().map(|(p, partition)| encode_shard(ShardKind::RdfTriples, p as u32, partition, None, None)).collect::<Result<Vec<EncodedShard>>>(),
+                || term_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::RdfTerms, p as u32, part, None, None)).collect::<Result<Vec<EncodedShard>>>(),
+            )
+        },
     );
     let mut shards = graph_parts?;
     shards.push(directory?);
     shards.extend(triples?);
+    shards.extend(terms?);
     Ok(shards)
 }
 

@@ -50,6 +50,9 @@ pub struct CompileOptions {
     pub terms_per_partition: u32,
     /// Target entries per `rdf-triples` partition ([`RDF_PARTITION_ENTRIES`]).
     pub rdf_partition_entries: usize,
+    /// Terms per `rdf-terms` part of the RDF dictionary ([`RDF_TERMS_PER_PART`]); 0 writes the
+    /// whole dictionary in the `rdf` directory, as indexes before the cut did.
+    pub rdf_terms_per_part: usize,
     /// Page-range partitions per `page-records` shard (the page table by part): 64 of about
     /// 8 pages, some 500 records, about 30 KB.
     pub record_partitions_per_shard: usize,
@@ -90,6 +93,7 @@ impl Default for CompileOptions {
             pages_per_partition: 8,
             terms_per_partition: 64,
             rdf_partition_entries: RDF_PARTITION_ENTRIES,
+            rdf_terms_per_part: RDF_TERMS_PER_PART,
             record_partitions_per_shard: 64,
             kg_part_sizes: wikantik_format::kg_parts::PartSizes::default(),
             strict_frontmatter: true,
@@ -144,6 +148,10 @@ pub struct VectorBuild<'a> {
 /// Target entries per `rdf-triples` partition: a predicate with more is alone in its
 /// partition, smaller ones are packed together up to this many (12 bytes an entry).
 pub const RDF_PARTITION_ENTRIES: usize = 2048;
+
+/// Terms per `rdf-terms` part: about 25 KB compressed, so a query that names and returns a
+/// few terms reads a few parts, not the whole dictionary (3 MB compressed at 120k pages).
+pub const RDF_TERMS_PER_PART: usize = 2048;
 
 /// What the lite profile's table is trained on: corpus texts only.
 pub struct LiteTraining<'a> {

@@ -869,7 +869,10 @@ pub(super) async fn sparql_query<S: ShardStore>(
     );
     let (table, store, projection) = (table?, store?, projection?);
     let keys = crate::sparql_access::sparql_viewable_keys(&table, caller, projection)?;
-    let results = wikantik_sparql::ontology::run_query(&store, &query, &|k| keys.contains(&k))
+    let results = tools
+        .reader
+        .run_sparql(&store, &query, &|k| keys.contains(&k))
+        .await?
         .map_err(sparql_error)?;
     let text = if compact {
         results.to_compact_json().to_string()
