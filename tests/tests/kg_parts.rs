@@ -28,7 +28,7 @@ fn compiled(sizes: PartSizes) -> CompiledIndex {
 }
 
 fn small_parts() -> PartSizes {
-    PartSizes { node_items: 6, ids: 3, mention_pairs: 4 }
+    PartSizes { node_items: 6, ids: 3, mention_pairs: 4, cards: 5 }
 }
 
 /// The index as one written before the split: the whole graph and its mentions in one `kg`
@@ -41,6 +41,19 @@ fn whole_layout(index: &CompiledIndex) -> IndexReader<MemoryStore> {
         store.put(&shard.entry.name, shard.bytes);
         shards.push(shard.entry);
     }
+    wikantik_tests::reader_with_shards(index, store, shards)
+}
+
+/// The index as one written before cards: the same parts, no `kg-cards` shards and none
+/// named in `kg-index` (scans read the node parts).
+fn without_cards(index: &CompiledIndex) -> IndexReader<MemoryStore> {
+    let mut kg_index: KgIndex = decoded(index, ShardKind::KgIndex).remove(0);
+    kg_index.card_starts.clear();
+    let rewritten = encode_shard(ShardKind::KgIndex, 0, &kg_index, None, None).expect("kg-index");
+    let mut store = MemoryStore::from_compiled(index);
+    store.put(&rewritten.entry.name, rewritten.bytes);
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != ShardKind::KgCards && s.kind != ShardKind::KgIndex).cloned().collect();
+    shards.push(rewritten.entry);
     wikantik_tests::reader_with_shards(index, store, shards)
 }
 
@@ -103,6 +116,8 @@ fn knowledge_graph_tools_answer_the_same_from_parts_and_from_the_whole_graph() {
     let reader = block_on(IndexReader::open(store.clone(), std::sync::Arc::new(ShardCache::default()))).expect("open");
     let single = block_on(IndexReader::open(MemoryStore::from_compiled(&one_part), std::sync::Arc::new(ShardCache::default()))).expect("open");
     let whole = whole_layout(&one_part);
+    let no_cards = without_cards(&parted);
+    assert!(decoded::<wikantik::kg::KgCardPart>(&parted, ShardKind::KgCards).len() >= 5);
     let (mut found, mut compared) = (0, 0);
     for request in &requests {
         for caller in &callers {
@@ -110,7 +125,11 @@ fn knowledge_graph_tools_answer_the_same_from_parts_and_from_the_whole_graph() {
             let new = answer(&reader, &request, &config);
             assert!(new.0 == 200 || new.0 == 404, "{} {}: {new:?}", request.method, request.path);
             found += usize::from(new.0 == 200 && !new.1.contains(r#""isError":true"#));
-            for (layout, other) in [("one part", answer(&single, &request, &config)), ("whole graph", answer(&whole, &request, &config))] {
+            for (layout, other) in [
+                ("one part", answer(&single, &request, &config)),
+                ("whole graph", answer(&whole, &request, &config)),
+                ("parts without cards", answer(&no_cards, &request, &config)),
+            ] {
                 assert_eq!(new, other, "{layout}: {} {} {}", request.method, request.path, String::from_utf8_lossy(&request.body));
             }
             compared += 1;
@@ -128,25 +147,45 @@ fn knowledge_graph_tools_answer_the_same_from_parts_and_from_the_whole_graph() {
     let part_reads = read.iter().filter(|n| n.contains("/kg-nodes-")).count();
     assert!((1..=3).contains(&part_reads), "get_node read {part_reads} of {} parts: {read:?}", parts.len());
     assert!(!read.iter().any(|n| n.contains("mentions-")), "{read:?}");
+
+    // A scan reads the card parts, not the node parts with their edges.
+    for request in [tool_call("search_knowledge", json!({ "query": "e" })), tool_call("query_nodes", json!({})), tool_call("discover_schema", json!({}))] {
+        let fresh = block_on(IndexReader::open(store.clone(), std::sync::Arc::new(ShardCache::default()))).expect("open");
+        let before = store.read_names().len();
+        let (status, body) = answer(&fresh, &request, &config);
+        assert_eq!(status, 200, "{body}");
+        let read: Vec<String> = store.read_names().split_off(before);
+        assert!(read.iter().any(|n| n.contains("/kg-cards-")), "{read:?}");
+        assert!(!read.iter().any(|n| n.contains("/kg-nodes-")), "{body}: {read:?}");
+    }
 }
 
 /// An index whose `kg-index` names parts it does not have, or parts that start elsewhere,
-/// answers with an index error, not a wrong graph or a panic.
+/// answers with an index error, not a wrong graph or a panic: node parts (read by a lookup)
+/// and card parts (read by a scan) alike.
 #[test]
 fn knowledge_graph_parts_that_disagree_with_their_index_are_refused() {
     let parted = compiled(small_parts());
-    let mut index: KgIndex = decoded(&parted, ShardKind::KgIndex).remove(0);
-    index.node_starts[1] += 1;
-    let bad = encode_shard(ShardKind::KgIndex, 0, &index, None, None).expect("encode");
-    let mut store = MemoryStore::from_compiled(&parted);
-    store.put(&bad.entry.name, bad.bytes);
-    let mut shards: Vec<_> = parted.manifest.shards.iter().filter(|s| s.kind != ShardKind::KgIndex).cloned().collect();
-    shards.push(bad.entry);
-    let reader = wikantik_tests::reader_with_shards(&parted, store, shards);
-    let (config, _) = config_with_admin();
-    let (status, body) = answer(&reader, &tool_call("discover_schema", json!({})), &config);
-    assert_eq!(status, 200, "{body}");
-    let v: Value = serde_json::from_str(&body).expect("json");
-    assert_eq!(v["result"]["isError"], json!(true), "{body}");
-    assert!(body.contains("does not start where the index says"), "{body}");
+    let second_part_node = decoded::<KgNodePart>(&parted, ShardKind::KgNodes)[1].nodes[0].name.clone();
+    type Damage = fn(&mut KgIndex);
+    let cases: [(Damage, Request, &str); 2] = [
+        (|i| i.node_starts[1] += 1, tool_call("get_node", json!({ "node": second_part_node })), "does not start where the index says"),
+        (|i| i.card_starts[1] += 1, tool_call("discover_schema", json!({})), "card part 0 does not hold the nodes the index says"),
+    ];
+    for (damage, request, message) in cases {
+        let mut index: KgIndex = decoded(&parted, ShardKind::KgIndex).remove(0);
+        damage(&mut index);
+        let bad = encode_shard(ShardKind::KgIndex, 0, &index, None, None).expect("encode");
+        let mut store = MemoryStore::from_compiled(&parted);
+        store.put(&bad.entry.name, bad.bytes);
+        let mut shards: Vec<_> = parted.manifest.shards.iter().filter(|s| s.kind != ShardKind::KgIndex).cloned().collect();
+        shards.push(bad.entry);
+        let reader = wikantik_tests::reader_with_shards(&parted, store, shards);
+        let (config, _) = config_with_admin();
+        let (status, body) = answer(&reader, &request, &config);
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).expect("json");
+        assert_eq!(v["result"]["isError"], json!(true), "{body}");
+        assert!(body.contains(message), "{body}");
+    }
 }

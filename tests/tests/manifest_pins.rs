@@ -19,11 +19,11 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// RDF dictionary by part (`rdf-terms` shards; the `rdf` directory no longer holds the terms).
-const SAMPLE_WIKI_MANIFEST: &str = "61b4762bf56148e7969132eb170325fb8c540f5fbd0eb9e38c2ff9f9cf3a1875";
+/// knowledge graph's card parts (`kg-cards`: the nodes without their edges, for scans).
+const SAMPLE_WIKI_MANIFEST: &str = "9a46c35018dc5afe3b4c7f19c4a78d625726e1fa682e6048eb25b198e1baf27e";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the RDF dictionary by part (`rdf-terms` shards).
-const CORPUS_MANIFEST: &str = "145dec346ad7f5daae783bee805ad68da6d2f4864b81e26440bf0890f53fff8e";
+/// lexical build). Last changed by the knowledge graph's card parts (`kg-cards`).
+const CORPUS_MANIFEST: &str = "abb38be931f59ecc6419081060de9bb89dd7ce217739979be635127ba680364a";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

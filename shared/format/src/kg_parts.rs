@@ -10,6 +10,7 @@
 //! | `kg-ids` | run of node ids (in id order) | id → node ([`KgIdPart`]) |
 //! | `kg-node-mentions` | run of nodes | node → the (page, section) pairs that mention it ([`MentionPart`]) |
 //! | `kg-page-mentions` | run of page keys (ascending) | page → the (section, node) pairs of its mentions ([`MentionPart`]) |
+//! | `kg-cards` | run of nodes (in graph order) | the nodes without their edges, and how many of the edges they are the source of each caller sees ([`KgCardPart`]): what scans read |
 //!
 //! # Visibility, compactly and fail-closed
 //!
@@ -47,6 +48,10 @@ pub struct KgIndex {
     pub node_mention_starts: Vec<u32>,
     /// The first page key of each `kg-page-mentions` part, ascending.
     pub page_mention_starts: Vec<u32>,
+    /// The first node of each `kg-cards` part, ascending from 0; empty in indexes written
+    /// before cards (scans then read the `kg-nodes` parts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub card_starts: Vec<u32>,
 }
 
 /// A node of another part that an edge of this part ends at: what an edge's JSON and its
@@ -121,6 +126,63 @@ impl KgNodePart {
     }
 }
 
+/// A run of nodes without their edges: the payload of a `kg-cards` shard, what a scan of the
+/// nodes (`search_knowledge`, `query_nodes`, `discover_schema`) reads instead of the
+/// `kg-nodes` parts, whose edges are nine tenths of their bytes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KgCardPart {
+    /// The nodes and who mentions them, as in `kg-nodes` (its `edges` and `endpoints` empty).
+    pub nodes: KgNodePart,
+    /// Edges whose source is among `nodes` that every caller sees: a backing page and a page of
+    /// each endpoint without an ACL.
+    pub public_edges: u32,
+    /// The other edges whose source is among `nodes`, by what decides their visibility.
+    pub restricted_edges: Vec<EdgeVisibility>,
+}
+
+/// What decides whether a caller sees an edge: it sees it iff it may view a page of each list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EdgeVisibility {
+    /// The edge's backing pages, cut ([`shorten_backing`]).
+    pub backing: Vec<u32>,
+    /// Its source's backing pages, cut.
+    pub source: Vec<u32>,
+    /// Its target's backing pages, cut.
+    pub target: Vec<u32>,
+}
+
+impl EdgeVisibility {
+    pub fn visible(&self, can_view: &dyn Fn(u32) -> bool) -> bool {
+        [&self.backing, &self.source, &self.target].iter().all(|pages| pages.iter().any(|&k| can_view(k)))
+    }
+}
+
+impl KgCardPart {
+    /// The card part of a `kg-nodes` part (indexes without cards, and the whole graph): every
+    /// edge whose source is in it counted as restricted, which decides the same.
+    pub fn of_node_part(part: &KgNodePart) -> KgCardPart {
+        let pages = |node: u32| -> Vec<u32> {
+            match part.node(node) {
+                Some(n) => n.pages.iter().map(|(k, _)| *k).collect(),
+                None => part.endpoint(node).map(|e| e.pages.clone()).unwrap_or_default(),
+            }
+        };
+        let restricted_edges = part
+            .edges
+            .iter()
+            .filter(|e| part.node(e.source).is_some())
+            .map(|e| EdgeVisibility { backing: e.backing_pages().to_vec(), source: pages(e.source), target: pages(e.target) })
+            .collect();
+        let nodes = KgNodePart { first: part.first, nodes: part.nodes.clone(), mentioned_by: part.mentioned_by.clone(), edges: Vec::new(), endpoints: Vec::new() };
+        KgCardPart { nodes, public_edges: 0, restricted_edges }
+    }
+
+    /// How many of the edges whose source is in this part the caller sees.
+    pub fn visible_edges(&self, can_view: &dyn Fn(u32) -> bool) -> usize {
+        self.public_edges as usize + self.restricted_edges.iter().filter(|e| e.visible(can_view)).count()
+    }
+}
+
 /// Node ids in id order: the payload of a `kg-ids` shard.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct KgIdPart {
@@ -165,18 +227,20 @@ pub struct PartSizes {
     /// Mention pairs per `kg-node-mentions` and `kg-page-mentions` part (a key's pairs are
     /// never split, so one frequent key can make a larger part).
     pub mention_pairs: usize,
+    /// Nodes per `kg-cards` part.
+    pub cards: usize,
 }
 
 impl Default for PartSizes {
     fn default() -> Self {
-        PartSizes { node_items: 8192, ids: 4096, mention_pairs: 65_536 }
+        PartSizes { node_items: 8192, ids: 4096, mention_pairs: 65_536, cards: 4096 }
     }
 }
 
 impl PartSizes {
     /// Everything in one part of each kind (how indexes written before the split are read).
     pub fn whole() -> Self {
-        PartSizes { node_items: usize::MAX, ids: usize::MAX, mention_pairs: usize::MAX }
+        PartSizes { node_items: usize::MAX, ids: usize::MAX, mention_pairs: usize::MAX, cards: usize::MAX }
     }
 }
 
@@ -217,6 +281,7 @@ pub struct KgSplit<'a> {
     node_mention_starts: Vec<u32>,
     /// Starts as indices into `page_runs`.
     page_mention_starts: Vec<u32>,
+    card_starts: Vec<u32>,
 }
 
 impl<'a> KgSplit<'a> {
@@ -265,6 +330,7 @@ impl<'a> KgSplit<'a> {
         let node_mention_starts = runs((0..n).map(|i| mention_ranges[i].len()), sizes.mention_pairs);
         let page_run_len = |r: usize| page_runs.get(r + 1).map_or(by_page.len(), |next| next.1) - page_runs[r].1;
         let page_mention_starts = runs((0..page_runs.len()).map(page_run_len), sizes.mention_pairs);
+        let card_starts = runs((0..n).map(|_| 1), sizes.cards);
         KgSplit {
             graph,
             mentions,
@@ -278,6 +344,7 @@ impl<'a> KgSplit<'a> {
             id_starts,
             node_mention_starts,
             page_mention_starts,
+            card_starts,
         }
     }
 
@@ -300,6 +367,7 @@ impl<'a> KgSplit<'a> {
             id_starts: self.id_starts.iter().filter_map(|&s| self.by_id.get(s as usize)).map(|&n| self.graph.nodes[n as usize].id.clone()).collect(),
             node_mention_starts: self.node_mention_starts.clone(),
             page_mention_starts: self.page_mention_starts.iter().filter_map(|&r| self.page_runs.get(r as usize)).map(|r| r.0).collect(),
+            card_starts: self.card_starts.clone(),
         }
     }
 
@@ -319,15 +387,17 @@ impl<'a> KgSplit<'a> {
         self.page_mention_starts.len()
     }
 
+    pub fn card_parts(&self) -> usize {
+        self.card_starts.len()
+    }
+
     fn backing(&self, node: u32) -> Vec<u32> {
         let keys: Vec<u32> = self.graph.nodes[node as usize].pages.iter().map(|(k, _)| *k).collect();
         shorten_backing(&keys, |k| *k, self.is_public)
     }
 
-    /// `kg-nodes` part `p`.
-    pub fn node_part(&self, p: usize) -> KgNodePart {
-        let range = Self::range(&self.node_starts, p, self.graph.nodes.len());
-        let inside = |n: u32| range.contains(&(n as usize));
+    /// The nodes of `range` with their backing pages cut, and who mentions each.
+    fn nodes_of(&self, range: std::ops::Range<usize>) -> KgNodePart {
         let nodes = range
             .clone()
             .map(|i| {
@@ -344,6 +414,41 @@ impl<'a> KgSplit<'a> {
                 shorten_backing(&pages, |k| *k, self.is_public)
             })
             .collect();
+        KgNodePart { first: range.start as u32, nodes, mentioned_by, edges: Vec::new(), endpoints: Vec::new() }
+    }
+
+    /// `kg-cards` part `p`.
+    pub fn card_part(&self, p: usize) -> KgCardPart {
+        let range = Self::range(&self.card_starts, p, self.graph.nodes.len());
+        let nodes = self.nodes_of(range.clone());
+        let mut card = KgCardPart { nodes, public_edges: 0, restricted_edges: Vec::new() };
+        let public = |pages: &[u32]| pages.iter().any(|&k| (self.is_public)(k));
+        for i in range {
+            for &e in &self.edges_of[i] {
+                let edge = &self.graph.edges[e as usize];
+                if edge.source as usize != i {
+                    continue;
+                }
+                let visibility = EdgeVisibility {
+                    backing: shorten_backing(edge.backing_pages(), |k| *k, self.is_public),
+                    source: self.backing(edge.source),
+                    target: self.backing(edge.target),
+                };
+                if public(&visibility.backing) && public(&visibility.source) && public(&visibility.target) {
+                    card.public_edges += 1;
+                } else {
+                    card.restricted_edges.push(visibility);
+                }
+            }
+        }
+        card
+    }
+
+    /// `kg-nodes` part `p`.
+    pub fn node_part(&self, p: usize) -> KgNodePart {
+        let range = Self::range(&self.node_starts, p, self.graph.nodes.len());
+        let inside = |n: u32| range.contains(&(n as usize));
+        let KgNodePart { nodes, mentioned_by, .. } = self.nodes_of(range.clone());
         let edge_ids: BTreeSet<u32> = range.clone().flat_map(|i| self.edges_of[i].iter().copied()).collect();
         let mut foreign: BTreeMap<u32, KgEndpoint> = BTreeMap::new();
         let edges = edge_ids
@@ -443,7 +548,7 @@ mod tests {
     fn parts_hold_every_node_edge_and_mention_once_per_place() {
         let (g, m) = graph();
         let public = |k: u32| k >= 3;
-        for sizes in [PartSizes::whole(), PartSizes { node_items: 2, ids: 1, mention_pairs: 1 }] {
+        for sizes in [PartSizes::whole(), PartSizes { node_items: 2, ids: 1, mention_pairs: 1, cards: 2 }] {
             let split = KgSplit::new(&g, &m, &public, sizes);
             let index = split.index();
             assert_eq!((index.nodes, index.edges), (4, 4));
@@ -481,6 +586,31 @@ mod tests {
             let at = |k: u32| by_page[part_of(&index.page_mention_starts, k).unwrap() as usize].pairs(k).to_vec();
             assert_eq!(at(1), vec![(0, 2), (0, 3)]);
             assert_eq!(at(3), vec![(0, 0), (0, 2)]);
+        }
+    }
+
+    #[test]
+    fn cards_hold_the_nodes_and_count_the_edges_each_caller_sees() {
+        let (g, m) = graph();
+        let public = |k: u32| k >= 3;
+        let whole = KgSplit::new(&g, &m, &public, PartSizes::whole());
+        let node_part = whole.node_part(0);
+        for sizes in [PartSizes::whole(), PartSizes { node_items: 2, ids: 1, mention_pairs: 1, cards: 1 }] {
+            let split = KgSplit::new(&g, &m, &public, sizes);
+            let cards: Vec<KgCardPart> = (0..split.card_parts()).map(|p| split.card_part(p)).collect();
+            assert_eq!(split.index().card_starts, cards.iter().map(|c| c.nodes.first).collect::<Vec<_>>());
+            let nodes: Vec<&KgNode> = cards.iter().flat_map(|c| &c.nodes.nodes).collect();
+            assert_eq!(nodes, node_part.nodes.iter().collect::<Vec<_>>());
+            assert!(cards.iter().all(|c| c.nodes.edges.is_empty() && c.nodes.endpoints.is_empty()));
+            let mut counts = BTreeSet::new();
+            for viewable in [vec![], vec![1], vec![2], vec![1, 2], vec![0, 1, 2]] {
+                let can_view = |k: u32| public(k) || viewable.contains(&k);
+                let seen = node_part.edges.iter().filter(|e| node_part.edge_visible(e, &can_view)).count();
+                assert_eq!(cards.iter().map(|c| c.visible_edges(&can_view)).sum::<usize>(), seen, "{sizes:?} {viewable:?}");
+                assert_eq!(KgCardPart::of_node_part(&node_part).visible_edges(&can_view), seen);
+                counts.insert(seen);
+            }
+            assert!(counts.len() > 1, "callers see different edges: {counts:?}");
         }
     }
 

@@ -116,6 +116,9 @@ pub enum ShardKind {
     /// A run of the RDF dictionary (`sparql::TermPart`), one shard per part the `rdf`
     /// directory lists; indexes without it hold the whole dictionary in `rdf`.
     RdfTerms,
+    /// A run of the knowledge graph's nodes without their edges (`kg_parts::KgCardPart`),
+    /// what scans of the nodes read.
+    KgCards,
 }
 
 impl ShardKind {
@@ -149,6 +152,7 @@ impl ShardKind {
             ShardKind::KgNodeMentions => "kg-node-mentions",
             ShardKind::KgPageMentions => "kg-page-mentions",
             ShardKind::RdfTerms => "rdf-terms",
+            ShardKind::KgCards => "kg-cards",
         }
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use wikantik_format::error::{Error, Result};
 use wikantik_format::kg::{KnowledgeGraph, MentionIndex, NodeKind};
 use wikantik_format::kg_parts::{
-    part_of, KgIdPart, KgIndex, KgNodePart, KgSplit, MentionPart, PartSizes,
+    part_of, KgCardPart, KgIdPart, KgIndex, KgNodePart, KgSplit, MentionPart, PartSizes,
 };
 use wikantik_format::shard::{ShardEntry, ShardKind};
 
@@ -159,6 +159,32 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         for batch in all.chunks(SCAN_BATCH) {
             for part in self.passing_node_parts(batch).await? {
                 visit(&part)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every node in graph order, without its edges but with the count of the edges it is the
+    /// source of that each caller sees, a few parts at a time, handed to `visit`: the
+    /// `kg-cards` parts (a tenth of the bytes of the `kg-nodes` parts), or, in an index
+    /// without them, cards made from the node parts as they pass.
+    pub async fn scan_cards(&self, mut visit: impl FnMut(&KgCardPart) -> Result<()>) -> Result<()> {
+        if self.index.card_starts.is_empty() || matches!(self.source, Source::Whole(_)) {
+            return self.scan(|part| visit(&KgCardPart::of_node_part(part))).await;
+        }
+        let all: Vec<u32> = (0..self.index.card_starts.len() as u32).collect();
+        for batch in all.chunks(SCAN_BATCH) {
+            let entries = self.reader.entries(ShardKind::KgCards, batch).await?;
+            let cards: Vec<Arc<KgCardPart>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
+            for (card, (&p, entry)) in cards.iter().zip(batch.iter().zip(&entries)) {
+                let end = self.index.card_starts.get(p as usize + 1).copied().unwrap_or(self.index.nodes);
+                if self.index.card_starts.get(p as usize) != Some(&card.nodes.first) || end.checked_sub(card.nodes.first) != Some(card.nodes.nodes.len() as u32) {
+                    return Err(Error::Decode {
+                        name: entry.name.clone(),
+                        message: format!("knowledge-graph card part {p} does not hold the nodes the index says"),
+                    });
+                }
+                visit(card)?;
             }
         }
         Ok(())

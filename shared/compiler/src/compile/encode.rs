@@ -82,6 +82,7 @@ fn encode_knowledge_parts(split: &KgSplit<'_>) -> Result<Vec<EncodedShard>> {
     jobs.extend((0..split.id_parts()).map(|p| (ShardKind::KgIds, p)));
     jobs.extend((0..split.node_mention_parts()).map(|p| (ShardKind::KgNodeMentions, p)));
     jobs.extend((0..split.page_mention_parts()).map(|p| (ShardKind::KgPageMentions, p)));
+    jobs.extend((0..split.card_parts()).map(|p| (ShardKind::KgCards, p)));
     jobs.par_iter()
         .map(|&(kind, p)| {
             let n = p as u32;
@@ -90,6 +91,7 @@ fn encode_knowledge_parts(split: &KgSplit<'_>) -> Result<Vec<EncodedShard>> {
                 ShardKind::KgNodes => encode_shard(kind, n, &split.node_part(p), None, None),
                 ShardKind::KgIds => encode_shard(kind, n, &split.id_part(p), None, None),
                 ShardKind::KgNodeMentions => encode_shard(kind, n, &split.node_mention_part(p), None, None),
+                ShardKind::KgCards => encode_shard(kind, n, &split.card_part(p), None, None),
                 _ => encode_shard(kind, n, &split.page_mention_part(p), None, None),
             }
         })

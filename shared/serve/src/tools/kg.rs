@@ -268,7 +268,8 @@ pub(super) async fn discover_schema<S: ShardStore>(
     let mut keys: BTreeMap<String, (usize, Vec<Value>)> = BTreeMap::new();
     let (mut visible, mut edges, mut mentioned) = (0usize, 0usize, 0usize);
     view.graph
-        .scan(|part| {
+        .scan_cards(|card| {
+            let part = &card.nodes;
             for (i, node) in part.nodes.iter().enumerate() {
                 let n = part.first + i as u32;
                 if !part.node_visible(n, &can_view) {
@@ -288,12 +289,8 @@ pub(super) async fn discover_schema<S: ShardStore>(
                     }
                 }
             }
-            // Each edge once: in the part of its source.
-            edges += part
-                .edges
-                .iter()
-                .filter(|e| part.node(e.source).is_some() && part.edge_visible(e, &can_view))
-                .count();
+            // Each edge once: with its source.
+            edges += card.visible_edges(&can_view);
             Ok(())
         })
         .await?;
@@ -349,7 +346,8 @@ pub(super) async fn query_nodes<S: ShardStore>(
     let can_view = view.can_view();
     let mut first = FirstByName::new(offset.saturating_add(limit));
     view.graph
-        .scan(|part| {
+        .scan_cards(|card| {
+            let part = &card.nodes;
             for (i, node) in part.nodes.iter().enumerate() {
                 let n = part.first + i as u32;
                 let matches = view.mentioned(part, n)
@@ -669,7 +667,8 @@ pub(super) async fn search_knowledge<S: ShardStore>(
     let view = View::load(tools, caller).await?;
     let mut first = FirstByName::new(limit);
     view.graph
-        .scan(|part| {
+        .scan_cards(|card| {
+            let part = &card.nodes;
             for (i, node) in part.nodes.iter().enumerate() {
                 let n = part.first + i as u32;
                 let matches = view.mentioned(part, n)
@@ -726,11 +725,12 @@ pub(super) async fn find_similar<S: ShardStore>(
         .find(&wanted, &view.can_view())
         .await?
         .ok_or_else(|| Error::NotFound(format!("Node not found: {wanted}")))?;
-    // The names of the visible nodes (a scan over every part, names only kept).
+    // The names of the visible nodes (a scan over every card part, names only kept).
     let can_view = view.can_view();
     let mut names: HashMap<u32, String> = HashMap::new();
     view.graph
-        .scan(|part| {
+        .scan_cards(|card| {
+            let part = &card.nodes;
             for (i, node) in part.nodes.iter().enumerate() {
                 let n = part.first + i as u32;
                 if part.node_visible(n, &can_view) {
