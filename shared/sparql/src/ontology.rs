@@ -234,6 +234,16 @@ fn node_iri(kg: &KnowledgeGraph, node: u32, by_slug: &std::collections::HashMap<
 
 /// Builds the store: T-Box, page, concept and entity triples, and the graph's edges.
 pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, SparqlError> {
+    projection(pages, kg).build()
+}
+
+/// [`project`] as the index stores it: split by predicate into partitions of about `target`
+/// entries ([`StoreBuilder::build_split`]), without building the store's three indexes.
+pub fn project_split(pages: &[PageRecord], kg: &KnowledgeGraph, target: usize) -> Result<(crate::RdfDirectory, Vec<crate::TriplePartition>), SparqlError> {
+    projection(pages, kg).build_split(target)
+}
+
+fn projection(pages: &[PageRecord], kg: &KnowledgeGraph) -> StoreBuilder {
     let mut b = StoreBuilder::new();
     add_tbox(&mut b);
     let ty = || iri(RDF_TYPE);
@@ -283,7 +293,7 @@ pub fn project(pages: &[PageRecord], kg: &KnowledgeGraph) -> Result<Store, Sparq
             b.add(iri(&s), iri(&predicate), iri(&o), vis);
         }
     }
-    b.build()
+    b
 }
 
 /// The visibility of a page's own triples: `Public` when every caller may view the page, else

@@ -461,12 +461,16 @@ fn split_runs(keys: &[[u32; 3]], size: usize) -> Vec<&[[u32; 3]]> {
     out
 }
 
+/// Who may see one fact: public alone, or distinct pages. Almost always one, kept inline (a
+/// heap list per fact was a third of the build's memory for the RDF store at 120k pages).
+type Seen = smallvec::SmallVec<[Visibility; 1]>;
+
 /// Collects triples and builds a [`Store`].
 #[derive(Debug, Clone)]
 pub struct StoreBuilder {
     ids: HashMap<Term, u32>,
     terms: Vec<Term>,
-    facts: HashMap<[u32; 3], Vec<Visibility>>,
+    facts: HashMap<[u32; 3], Seen>,
     partition_size: usize,
     entailment: bool,
 }
@@ -478,7 +482,7 @@ impl Default for StoreBuilder {
 }
 
 /// Adds `v` to a normalised set (public alone, or distinct pages); true if it grew.
-fn add_vis(set: &mut Vec<Visibility>, v: Visibility) -> bool {
+fn add_vis(set: &mut Seen, v: Visibility) -> bool {
     if set.contains(&Visibility::Public) || set.contains(&v) {
         return false;
     }
@@ -567,7 +571,7 @@ impl StoreBuilder {
             let none: Vec<(u32, Visibility)> = Vec::new();
             let get = |p: u32, s: u32| schema.get(&(p, s)).unwrap_or(&none);
             let mut derived: Vec<([u32; 3], Visibility)> = Vec::new();
-            let mut facts: Vec<(&[u32; 3], &Vec<Visibility>)> = self.facts.iter().collect();
+            let mut facts: Vec<(&[u32; 3], &Seen)> = self.facts.iter().collect();
             facts.sort_unstable_by_key(|(t, _)| **t);
             for (&[s, p, o], vis) in facts {
                 for &v in vis {
@@ -610,7 +614,31 @@ impl StoreBuilder {
     }
 
     /// Builds the store (entailment, dictionary sort, visibility groups, indexes).
-    pub fn build(mut self) -> Result<Store, SparqlError> {
+    pub fn build(self) -> Result<Store, SparqlError> {
+        let size = self.partition_size;
+        let (terms, by_vis) = self.finish()?;
+        let groups = groups_of(by_vis, size);
+        Ok(Store { version: STORE_VERSION, terms, groups, terms_by_part: None })
+    }
+
+    /// What [`StoreBuilder::build`] then [`Store::split`] make, without the store's three
+    /// indexes: the facts go straight into their predicates' partitions (the index build's
+    /// way, where the store is only written out).
+    pub fn build_split(self, target: usize) -> Result<(RdfDirectory, Vec<TriplePartition>), SparqlError> {
+        let (terms, by_vis) = self.finish()?;
+        let mut by_predicate: BTreeMap<u32, BTreeMap<Visibility, Vec<[u32; 3]>>> = BTreeMap::new();
+        for (visibility, triples) in by_vis {
+            for t in triples {
+                by_predicate.entry(t[1]).or_default().entry(visibility).or_default().push(t);
+            }
+        }
+        Ok(split_by_predicate(terms, by_predicate, target))
+    }
+
+    /// Entailment, then the dictionary sorted (id = position) and the facts renumbered and
+    /// grouped by visibility (each fact once per visibility, in no order).
+    #[allow(clippy::type_complexity)]
+    fn finish(mut self) -> Result<(Vec<Term>, BTreeMap<Visibility, Vec<[u32; 3]>>), SparqlError> {
         if self.entailment && !self.facts.is_empty() {
             self.entail();
         }
@@ -646,37 +674,7 @@ impl StoreBuilder {
                 by_vis.entry(v).or_default().push(t);
             }
         }
-        let size = self.partition_size;
-        let build_index = |order: IndexOrder, triples: &[[u32; 3]]| -> Index {
-            let mut keyed: Vec<[u32; 3]> = triples.iter().map(|t| order.key(*t)).collect();
-            keyed.sort_unstable();
-            keyed.dedup();
-            let partitions = split_runs(&keyed, size)
-                .into_iter()
-                .filter_map(|chunk| {
-                    let first = *chunk.first()?;
-                    let last = *chunk.last()?;
-                    let mut bytes = Vec::with_capacity(chunk.len() * ENTRY);
-                    for k in chunk {
-                        for w in k {
-                            bytes.extend_from_slice(&w.to_le_bytes());
-                        }
-                    }
-                    Some(Partition { first, last, entries: bytes })
-                })
-                .collect();
-            Index { order, partitions }
-        };
-        let groups = by_vis
-            .into_iter()
-            .map(|(visibility, triples)| Group {
-                visibility,
-                spo: build_index(IndexOrder::Spo, &triples),
-                pos: build_index(IndexOrder::Pos, &triples),
-                osp: build_index(IndexOrder::Osp, &triples),
-            })
-            .collect();
-        Ok(Store { version: STORE_VERSION, terms, groups, terms_by_part: None })
+        Ok((terms, by_vis))
     }
 }
 
@@ -784,6 +782,78 @@ impl RdfDirectory {
     }
 }
 
+/// The directory and partitions of [`Store::split`] from the entries per predicate and
+/// visibility; each predicate's entries are dropped once in their partition.
+fn split_by_predicate(terms: Vec<Term>, mut by_predicate: BTreeMap<u32, BTreeMap<Visibility, Vec<[u32; 3]>>>, target: usize) -> (RdfDirectory, Vec<TriplePartition>) {
+    let mut plan: Vec<Vec<u32>> = Vec::new();
+    let mut open: (Vec<u32>, usize) = (Vec::new(), 0);
+    for (&p, groups) in &by_predicate {
+        let n: usize = groups.values().map(Vec::len).sum();
+        if n >= target {
+            plan.push(vec![p]);
+            continue;
+        }
+        open.0.push(p);
+        open.1 += n;
+        if open.1 >= target {
+            plan.push(std::mem::take(&mut open.0));
+            open.1 = 0;
+        }
+    }
+    if !open.0.is_empty() {
+        plan.push(open.0);
+    }
+    let partitions = plan
+        .iter()
+        .map(|predicates| {
+            let mut groups: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
+            for p in predicates {
+                for (v, entries) in by_predicate.remove(p).into_iter().flatten() {
+                    groups.entry(v).or_default().extend(entries);
+                }
+            }
+            let groups = groups
+                .into_iter()
+                .map(|(visibility, mut keys)| {
+                    keys.sort_unstable();
+                    keys.dedup();
+                    TripleGroup { visibility, entries: pack(&keys) }
+                })
+                .collect();
+            TriplePartition { predicates: predicates.clone(), groups }
+        })
+        .collect();
+    (RdfDirectory { version: WHOLE_DICTIONARY_VERSION, terms, partitions: plan, projection: 0, term_parts: Vec::new(), term_count: 0, predicates: Vec::new() }, partitions)
+}
+
+/// The visibility groups of these triples, each index cut into partitions of about `size`
+/// entries (`usize::MAX`: one).
+fn groups_of(by_vis: BTreeMap<Visibility, Vec<[u32; 3]>>, size: usize) -> Vec<Group> {
+    let build_index = |order: IndexOrder, triples: &[[u32; 3]]| -> Index {
+        let mut keyed: Vec<[u32; 3]> = triples.iter().map(|t| order.key(*t)).collect();
+        keyed.sort_unstable();
+        keyed.dedup();
+        let partitions = split_runs(&keyed, size)
+            .into_iter()
+            .filter_map(|chunk| {
+                let first = *chunk.first()?;
+                let last = *chunk.last()?;
+                Some(Partition { first, last, entries: pack(chunk) })
+            })
+            .collect();
+        Index { order, partitions }
+    };
+    by_vis
+        .into_iter()
+        .map(|(visibility, triples)| Group {
+            visibility,
+            spo: build_index(IndexOrder::Spo, &triples),
+            pos: build_index(IndexOrder::Pos, &triples),
+            osp: build_index(IndexOrder::Osp, &triples),
+        })
+        .collect()
+}
+
 fn pack(keys: &[[u32; 3]]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(keys.len() * ENTRY);
     for k in keys {
@@ -810,44 +880,7 @@ impl Store {
                 }
             }
         }
-        let mut plan: Vec<Vec<u32>> = Vec::new();
-        let mut open: (Vec<u32>, usize) = (Vec::new(), 0);
-        for (&p, groups) in &by_predicate {
-            let n: usize = groups.values().map(Vec::len).sum();
-            if n >= target {
-                plan.push(vec![p]);
-                continue;
-            }
-            open.0.push(p);
-            open.1 += n;
-            if open.1 >= target {
-                plan.push(std::mem::take(&mut open.0));
-                open.1 = 0;
-            }
-        }
-        if !open.0.is_empty() {
-            plan.push(open.0);
-        }
-        let partitions = plan
-            .iter()
-            .map(|predicates| {
-                let mut groups: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
-                for p in predicates {
-                    for (v, entries) in by_predicate.get(p).into_iter().flatten() {
-                        groups.entry(*v).or_default().extend(entries);
-                    }
-                }
-                let groups = groups
-                    .into_iter()
-                    .map(|(visibility, mut keys)| {
-                        keys.sort_unstable();
-                        TripleGroup { visibility, entries: pack(&keys) }
-                    })
-                    .collect();
-                TriplePartition { predicates: predicates.clone(), groups }
-            })
-            .collect();
-        (RdfDirectory { version: WHOLE_DICTIONARY_VERSION, terms: self.terms.clone(), partitions: plan, projection: 0, term_parts: Vec::new(), term_count: 0, predicates: Vec::new() }, partitions)
+        split_by_predicate(self.terms.clone(), by_predicate, target)
     }
 
     /// A store over the directory's dictionary and the triples of `parts` (each index one
@@ -881,25 +914,7 @@ impl Store {
                 }
             }
         }
-        let index = |order: IndexOrder, triples: &[[u32; 3]]| -> Index {
-            let mut keyed: Vec<[u32; 3]> = triples.iter().map(|t| order.key(*t)).collect();
-            keyed.sort_unstable();
-            keyed.dedup();
-            let partitions = match (keyed.first(), keyed.last()) {
-                (Some(&first), Some(&last)) => vec![Partition { first, last, entries: pack(&keyed) }],
-                _ => Vec::new(),
-            };
-            Index { order, partitions }
-        };
-        let groups = by_vis
-            .into_iter()
-            .map(|(visibility, triples)| Group {
-                visibility,
-                spo: index(IndexOrder::Spo, &triples),
-                pos: index(IndexOrder::Pos, &triples),
-                osp: index(IndexOrder::Osp, &triples),
-            })
-            .collect();
+        let groups = groups_of(by_vis, usize::MAX);
         let store = if by_part {
             Store { version: STORE_VERSION, terms: Vec::new(), groups, terms_by_part: Some(directory.term_count) }
         } else {

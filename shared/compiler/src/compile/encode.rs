@@ -52,11 +52,11 @@ pub(super) fn encode_knowledge(knowledge_graph: KnowledgeGraph, mention_index: M
     let is_public = |key: u32| public.contains(&key);
     let (graph_parts, rdf_store) = rayon::join(
         || encode_knowledge_parts(&KgSplit::new(&knowledge_graph, &mention_index, &is_public, options.kg_part_sizes)),
-        || super::knowledge::rdf_projection(records, &knowledge_graph),
+        || super::knowledge::rdf_projection(records, &knowledge_graph, options.rdf_partition_entries),
     );
     drop(knowledge_graph);
     drop(mention_index);
-    let (mut rdf_directory, rdf_partitions) = rdf_store?.split(options.rdf_partition_entries);
+    let (mut rdf_directory, rdf_partitions) = rdf_store?;
     rdf_directory.projection = wikantik_sparql::ontology::PROJECTION_VERSION;
     let term_parts = if options.rdf_terms_per_part == 0 { Vec::new() } else { rdf_directory.cut_dictionary(options.rdf_terms_per_part) };
     let (directory, (triples, terms)) = rayon::join(

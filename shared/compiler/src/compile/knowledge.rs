@@ -6,7 +6,7 @@ use wikantik_format::error::{Error, Result};
 use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
 use wikantik_format::payload::{BuildWarning, CitationEdge, CitationStatus};
 use wikantik_format::spine::Spine;
-use wikantik_sparql::Store;
+use wikantik_sparql::{RdfDirectory, TriplePartition};
 use wikantik_text::citation::{grade, parse_citations};
 
 use wikantik_text::page::Frontmatter;
@@ -55,8 +55,8 @@ pub(super) fn knowledge(
 }
 
 /// The RDF projection of the knowledge graph (REFERENCE §5.2–5.3).
-pub(super) fn rdf_projection(records: &[PageRecord], knowledge_graph: &KnowledgeGraph) -> Result<Store> {
-    wikantik_sparql::ontology::project(records, knowledge_graph).map_err(|e| Error::Invalid(e.to_string()))
+pub(super) fn rdf_projection(records: &[PageRecord], knowledge_graph: &KnowledgeGraph, partition_entries: usize) -> Result<(RdfDirectory, Vec<TriplePartition>)> {
+    wikantik_sparql::ontology::project_split(records, knowledge_graph, partition_entries).map_err(|e| Error::Invalid(e.to_string()))
 }
 
 /// Every page's citations, graded against their targets' current text.
