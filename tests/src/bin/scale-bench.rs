@@ -1,6 +1,7 @@
 //! `cargo run --release -p wikantik-tests --bin scale-bench -- INDEX_DIR [QUERIES_CSV]`: what
 //! each kind of request costs on one built index, through the same `service::handle` every
-//! host runs — bundle, briefing, MCP `assemble_bundle` and `list_pages`, the knowledge-graph
+//! host runs — bundle, briefing, MCP `assemble_bundle`, `retrieve_context`, `list_pages` and
+//! `get_page_for_agent`, the knowledge-graph
 //! tools `get_node`, `traverse`, `search_knowledge` and `discover_schema`, a SPARQL count, a
 //! graph route. For each kind:
 //!
@@ -126,13 +127,15 @@ fn mcp_call(tool: &str, arguments: serde_json::Value) -> Request {
         .with_body(serde_json::to_vec(&body).unwrap_or_default())
 }
 
-/// The request of `kind` for query `q` (a page slug for the graph route).
-fn request(kind: &str, q: &str, slug: &str) -> Request {
+/// The request of `kind` for query `q` (a page's slug or canonical id for the page routes).
+fn request(kind: &str, q: &str, slug: &str, canonical_id: &str) -> Request {
     match kind {
         "bundle" => Request::new("GET", &format!("/api/bundle?q={}", encode(q))),
         "briefing" => Request::new("GET", &format!("/api/briefing?prompt={}&format=md", encode(q))),
         "mcp assemble_bundle" => mcp_call("assemble_bundle", serde_json::json!({ "query": q })),
         "mcp list_pages" => mcp_call("list_pages", serde_json::json!({})),
+        "mcp retrieve_context" => mcp_call("retrieve_context", serde_json::json!({ "query": q })),
+        "mcp get_page_for_agent" => mcp_call("get_page_for_agent", serde_json::json!({ "canonical_id": canonical_id })),
         "sparql count" => Request::new("GET", &format!("/sparql?query={}", encode("SELECT (COUNT(?p) AS ?n) WHERE { ?p a wk:Page }"))),
         "graph neighbours" => Request::new("GET", &format!("/api/graph/pages/{}/neighbours", encode(slug))),
         "mcp get_node" => mcp_call("get_node", serde_json::json!({ "node": slug })),
@@ -143,11 +146,13 @@ fn request(kind: &str, q: &str, slug: &str) -> Request {
     }
 }
 
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 12] = [
     "bundle",
     "briefing",
     "mcp assemble_bundle",
+    "mcp retrieve_context",
     "mcp list_pages",
+    "mcp get_page_for_agent",
     "sparql count",
     "graph neighbours",
     "mcp get_node",
@@ -157,7 +162,7 @@ const KINDS: [&str; 10] = [
 ];
 
 /// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 6] = ["mcp list_pages", "sparql count", "graph neighbours", "mcp get_node", "mcp traverse", "mcp discover_schema"];
+const FIXED: [&str; 7] = ["mcp list_pages", "mcp get_page_for_agent", "sparql count", "graph neighbours", "mcp get_node", "mcp traverse", "mcp discover_schema"];
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -176,7 +181,8 @@ fn main() {
     let reader = wikantik_tests::block_on(IndexReader::open(&probe, Arc::new(ShardCache::default()))).expect("open the index");
     let manifest = reader.manifest();
     let profile = manifest.dense.as_ref().map_or("lexical-only".to_string(), |d| d.profile.clone());
-    let slug = wikantik_tests::block_on(reader.pages()).expect("pages").pages.first().map(|p| p.slug.clone()).unwrap_or_default();
+    let first = wikantik_tests::block_on(reader.pages()).expect("pages").pages.first().map(|p| (p.slug.clone(), p.canonical_id.clone())).unwrap_or_default();
+    let (slug, canonical_id) = (first.0.as_str(), first.1.as_str());
     println!("index {} (build {}): {} pages, {} sections, {} shards; query encoder: {profile}", index.display(), manifest.build_id, manifest.stats.pages, manifest.stats.sections, manifest.shard_count());
     println!("{:<22} {:>10} {:>6} {:>9} {:>10} | {:>9} {:>9}", "request", "cold bytes", "reads", "cold ms", "peak heap", "warm p50", "warm p95");
     // `SCALE_BENCH_KINDS=bundle,sparql count` measures only those kinds.
@@ -189,7 +195,7 @@ fn main() {
         let started = Instant::now();
         let response = wikantik_tests::block_on(async {
             let reader = IndexReader::open(&store, Arc::new(ShardCache::default())).await;
-            handle(reader.as_ref(), &request(kind, &queries[0], &slug), &config).await
+            handle(reader.as_ref(), &request(kind, &queries[0], slug, canonical_id), &config).await
         });
         let cold_ms = started.elapsed().as_secs_f64() * 1000.0;
         let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
@@ -206,7 +212,7 @@ fn main() {
                 let t = Instant::now();
                 wikantik_tests::block_on(async {
                     let reader = IndexReader::open(&warm_store, cache.clone()).await;
-                    handle(reader.as_ref(), &request(kind, q, &slug), &config).await
+                    handle(reader.as_ref(), &request(kind, q, slug, canonical_id), &config).await
                 });
                 if pass > 0 {
                     samples.push(t.elapsed().as_secs_f64() * 1000.0);
