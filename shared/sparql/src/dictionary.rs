@@ -13,7 +13,7 @@
 //! it saw exactly the terms the whole dictionary would have given it. Each repeated run loads
 //! at least one part it did not have, so the runs are at most the parts plus one.
 
-use super::store::RdfDirectory;
+use super::store::{RdfDirectory, Store};
 use super::term::Term;
 use super::SparqlError;
 use serde::{Deserialize, Serialize};
@@ -148,7 +148,7 @@ impl TermParts {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Dictionary<'a> {
     /// The store's whole dictionary.
-    Whole(&'a [Term]),
+    Whole(&'a Store),
     /// A dictionary by part, with the parts loaded so far.
     Parts(&'a TermParts),
 }
@@ -156,14 +156,14 @@ pub(crate) enum Dictionary<'a> {
 impl<'a> Dictionary<'a> {
     pub(crate) fn id_of(self, term: &Term) -> Option<u32> {
         match self {
-            Dictionary::Whole(terms) => terms.binary_search(term).ok().and_then(|i| u32::try_from(i).ok()),
+            Dictionary::Whole(store) => store.id_of(term),
             Dictionary::Parts(parts) => parts.id_of(term),
         }
     }
 
     pub(crate) fn term(self, id: u32) -> Option<&'a Term> {
         match self {
-            Dictionary::Whole(terms) => terms.get(usize::try_from(id).ok()?),
+            Dictionary::Whole(store) => store.term(id),
             Dictionary::Parts(parts) => parts.term(id),
         }
     }

@@ -309,7 +309,7 @@ pub fn execute(
     }
     check_shape(query)?;
     let parsed = spargebra::SparqlParser::new().parse_query(query).map_err(|e| SparqlError::Syntax(e.to_string()))?;
-    eval::run(store, dictionary::Dictionary::Whole(&store.terms), &parsed, can_view, opts)
+    eval::run(store, dictionary::Dictionary::Whole(store), &parsed, can_view, opts)
 }
 
 #[cfg(feature = "query")]
