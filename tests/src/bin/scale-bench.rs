@@ -1,9 +1,8 @@
 //! `cargo run --release -p wikantik-tests --bin scale-bench -- INDEX_DIR [QUERIES_CSV]`: what
 //! each kind of request costs on one built index, through the same `service::handle` every
 //! host runs — bundle, briefing, MCP `assemble_bundle`, `retrieve_context`, `list_pages` and
-//! `get_page_for_agent`, the knowledge-graph
-//! tools `get_node`, `traverse`, `search_knowledge` and `discover_schema`, a SPARQL count, a
-//! graph route. For each kind:
+//! `get_page_for_agent`, the knowledge-graph tools `get_node`, `traverse`, `search_knowledge`
+//! and `discover_schema`, a SPARQL count, a graph route. For each kind:
 //!
 //! - **cold**: a fresh instance (empty shard cache, pointer and manifest unread) serves one
 //!   request; printed are the bytes and objects it fetched from the store (a range read counts
@@ -21,6 +20,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+use wikantik_tests::url_encode as encode;
 
 use wikantik::http::Request;
 use wikantik::mcp::McpConfig;
@@ -106,16 +106,6 @@ impl ShardStore for &Counted {
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let idx = ((sorted.len().max(1) as f64 - 1.0) * p).round() as usize;
     sorted.get(idx.min(sorted.len().saturating_sub(1))).copied().unwrap_or(0.0)
-}
-
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            b' ' => "+".to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 fn mcp_call(tool: &str, arguments: serde_json::Value) -> Request {
