@@ -19,11 +19,11 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// knowledge graph's card parts (`kg-cards`: the nodes without their edges, for scans).
-const SAMPLE_WIKI_MANIFEST: &str = "9a46c35018dc5afe3b4c7f19c4a78d625726e1fa682e6048eb25b198e1baf27e";
+/// related-page candidates by part (`page-relations`, beside each `page-records` shard).
+const SAMPLE_WIKI_MANIFEST: &str = "29a824f6dc640b54d0ef489c33d6295d371a8b8cff94ee06365cd9a3994f9807";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the knowledge graph's card parts (`kg-cards`).
-const CORPUS_MANIFEST: &str = "abb38be931f59ecc6419081060de9bb89dd7ce217739979be635127ba680364a";
+/// lexical build). Last changed by the related-page candidates by part (`page-relations`).
+const CORPUS_MANIFEST: &str = "ad07a524ff96192e47f11943e5c7bf487625476d8bff8bca8ee5e0fdfded1260";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

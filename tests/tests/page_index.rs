@@ -210,3 +210,90 @@ fn page_records_are_read_by_part_and_older_indexes_answer_the_same() {
     }
     drop(store);
 }
+
+/// Every page's related pages as `retrieve_context` ranks them, by brute force over the whole
+/// table and graph: the viewable pages it links to or is linked from (2 points each) or that
+/// share its tags (1 point each), best first, ties by slug, at most five.
+fn related_by_brute_force(table: &PageTable, graph: &wikantik::graph::PageGraph, page: &wikantik::catalog::PageRecord, caller: &Caller) -> Vec<(String, usize)> {
+    let links = |from: &str, to: &str| match (graph.node(from), graph.node(to)) {
+        (Some(f), Some(t)) => graph.out_links(f).contains(&t),
+        _ => false,
+    };
+    let mut scored: Vec<(String, usize)> = table
+        .pages
+        .iter()
+        .filter(|q| q.slug != page.slug && caller.can_view(q))
+        .map(|q| {
+            let shared = page.tags.iter().filter(|t| q.tags.contains(t)).count();
+            (q.slug.clone(), 2 * usize::from(links(&page.slug, &q.slug)) + 2 * usize::from(links(&q.slug, &page.slug)) + shared)
+        })
+        .filter(|(_, score)| *score > 0)
+        .collect();
+    scored.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    scored.truncate(wikantik::relations::MAX_RELATED);
+    scored
+}
+
+#[test]
+fn related_pages_are_read_by_part_and_older_indexes_answer_the_same() {
+    use serde_json::json;
+    use wikantik::relations::PageRelationsPart;
+    use wikantik_tests::surfaces::{assert_same_answers, config_with_admin, tool_call};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let graph = decoded!(index, ShardKind::Graph, wikantik::payload::GraphShard).remove(0).graph;
+    let mut parts = decoded!(index, ShardKind::PageRelations, PageRelationsPart);
+    parts.sort_by_key(|p| p.start);
+    assert_eq!(parts.len(), decoded!(index, ShardKind::PageRecords, PageTable).len(), "one part per page-records shard");
+    assert_eq!(parts.iter().map(|p| p.pages.len()).sum::<usize>(), table.pages.len());
+
+    // What each part stores holds every caller's five best viewable related pages.
+    let callers = [Caller::anonymous(), Caller::for_key(&["Engineering".to_string()], None), Caller::for_key(&["Admin".to_string()], None)];
+    let mut listed = 0;
+    for (position, page) in table.pages.iter().enumerate() {
+        let part = parts.iter().rev().find(|p| p.start as usize <= position).expect("a part");
+        let stored = part.candidates_at(position).expect("the page's candidates");
+        for caller in &callers {
+            let shown: Vec<(String, usize)> = stored
+                .iter()
+                .filter(|c| table.pages.get(c.position as usize).is_some_and(|p| p.slug == c.slug && caller.can_view(p)))
+                .take(wikantik::relations::MAX_RELATED)
+                .map(|c| (c.slug.clone(), c.score()))
+                .collect();
+            listed += shown.len();
+            assert_eq!(shown, related_by_brute_force(&table, &graph, page, caller), "{}", page.slug);
+        }
+    }
+    assert!(listed > table.pages.len() * 3, "most pages have related pages: {listed}");
+
+    // retrieve_context answers the same from the parts as from an index without them (ranked
+    // from the page table and the graph), and the oldest layouts too.
+    let store = FaultStore::new(MemoryStore::from_compiled(&index));
+    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let without_relations = {
+        let shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != ShardKind::PageRelations).cloned().collect();
+        wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards)
+    };
+    let (config, admin) = config_with_admin();
+    let mut requests = Vec::new();
+    for query in ["rotate an api key", "incident review", "edge roadmap", "shard format", "who may read restricted pages", "ledger publishing"] {
+        requests.push(tool_call("retrieve_context", json!({ "query": query, "maxPages": 20, "chunksPerPage": 1 })));
+        requests.push(tool_call("retrieve_context", json!({ "query": query, "maxPages": 3, "filters": { "tags": ["retrieval"] } })));
+    }
+    for old in [&without_relations, &without_record_shards(&index), &previous_layout(&index)] {
+        let compared = assert_same_answers((&reader, &index.manifest.build_id), (old, &old.manifest().build_id.clone()), &requests, &config, &admin);
+        assert_eq!(compared, requests.len() * 2);
+    }
+
+    // Without filters, neither the page table nor the link graph is read.
+    let avoided = [ShardKind::Pages, ShardKind::Graph].map(|kind| index.manifest.single(kind).expect("single").name.clone());
+    for request in requests.iter().filter(|r| !String::from_utf8_lossy(&r.body).contains("filters")) {
+        let store = FaultStore::new(MemoryStore::from_compiled(&index));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let answer = block_on(wikantik::service::handle(Ok(&reader), &request.clone().with_header("Authorization", &format!("Bearer {admin}")), &config));
+        assert!(answer.body.windows(9).any(|w| w == b"relatedPa"), "{}", String::from_utf8_lossy(&answer.body));
+        let read = store.read_names();
+        assert!(!read.iter().any(|n| avoided.contains(n)), "{}: {read:?}", String::from_utf8_lossy(&request.body));
+    }
+}

@@ -283,10 +283,11 @@ pub fn assign_page_keys(slugs: &[String]) -> Vec<u32> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn record(slug: &str, key: u32, partition: u32, chunks: u32, acl: Acl) -> PageRecord {
+    /// A page record for tests (also used by other modules' tests).
+    pub(crate) fn record(slug: &str, key: u32, partition: u32, chunks: u32, acl: Acl) -> PageRecord {
         PageRecord {
             slug: slug.into(),
             key,

@@ -3,7 +3,7 @@
 //!
 //! Envelopes and content-addressed names ([`shard`]), the per-build [`manifest`], the page
 //! table ([`catalog`]), every shard payload ([`payload`], [`vectors`], [`ivf`], [`ann`],
-//! [`model`], [`graph`], [`spine`], [`kg`]), the lexical analyzer and BM25 model ([`analysis`],
+//! [`model`], [`graph`], [`spine`], [`kg`], [`relations`]), the lexical analyzer and BM25 model ([`analysis`],
 //! [`lexical`]: a query must be analysed exactly as the build analysed the sections), page
 //! ACLs ([`acl`]) and the small shared helpers ([`hashing`], [`dates`], [`tokens`],
 //! [`markup`]). Pure computation: no file system, network, clock or platform crate.
@@ -27,6 +27,7 @@ pub mod model;
 #[cfg(feature = "acl-mutation")]
 pub mod mutation;
 pub mod payload;
+pub mod relations;
 pub mod shard;
 pub mod spine;
 pub mod tokens;

@@ -119,6 +119,10 @@ pub enum ShardKind {
     /// A run of the knowledge graph's nodes without their edges (`kg_parts::KgCardPart`),
     /// what scans of the nodes read.
     KgCards,
+    /// The related-page candidates (`relations::PageRelationsPart`) of the pages of the
+    /// `page-records` shard with the same number; indexes without it rank related pages from
+    /// the page table and the link graph.
+    PageRelations,
 }
 
 impl ShardKind {
@@ -153,6 +157,7 @@ impl ShardKind {
             ShardKind::KgPageMentions => "kg-page-mentions",
             ShardKind::RdfTerms => "rdf-terms",
             ShardKind::KgCards => "kg-cards",
+            ShardKind::PageRelations => "page-relations",
         }
     }
 }

@@ -1,10 +1,12 @@
-//! Page records read by part: what a request that needs a few pages' metadata (a page by slug,
-//! a window of the page list) reads, instead of the whole page table.
+//! Page records read by part: what a request that needs a few pages' metadata (a page by slug
+//! or key, a window of the page list, a page's related pages) reads, instead of the whole page
+//! table.
 //!
 //! An index with `page-records` shards is read through its page index (slug → shard through
-//! the shards' first slugs, position → shard through their starts, ACLs for counting what a
-//! caller may view); an index written before them is read from its page table, with the same
-//! answers.
+//! the shards' first slugs, key and position → shard through their starts, ACLs for counting
+//! and for filtering what a caller may view); related pages come from the `page-relations`
+//! shard beside each. An index written before them is read from its page table and link
+//! graph, with the same answers.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +14,8 @@ use std::sync::Arc;
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
+use wikantik_format::relations::{RelatedCandidate, Relatedness, MAX_RELATED};
+use wikantik_format::shard::ShardKind;
 
 use crate::reader::{IndexReader, ShardStore};
 
@@ -54,6 +58,65 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
                     .collect())
             }
         }
+    }
+
+    /// The records of the pages with `keys`, in the order asked (`None` for a key no page has).
+    pub async fn by_keys(&self, keys: &[u32]) -> Result<Vec<Option<PageRecord>>> {
+        match &self.source {
+            Source::Table(table) => Ok(keys.iter().map(|&k| table.by_key(k).cloned()).collect()),
+            Source::Records(index) => {
+                let groups: Vec<Option<u32>> = keys.iter().map(|&k| index.position(k).and_then(|i| index.record_group_of_position(i))).collect();
+                let loaded = self.groups(groups.iter().flatten().copied()).await?;
+                Ok(keys
+                    .iter()
+                    .zip(&groups)
+                    .map(|(&key, group)| group.and_then(|g| loaded.get(&g)).and_then(|records| records.by_key(key)).cloned())
+                    .collect())
+            }
+        }
+    }
+
+    /// The related pages of each of `pages` that `caller` may view: at most [`MAX_RELATED`],
+    /// best first ([`wikantik_format::relations`]).
+    pub async fn related(&self, pages: &[&PageRecord], caller: &Caller) -> Result<Vec<Vec<RelatedCandidate>>> {
+        let viewable_first = |candidates: &[RelatedCandidate], can_view: &dyn Fn(u32) -> bool| -> Vec<RelatedCandidate> {
+            candidates.iter().filter(|c| can_view(c.position)).take(MAX_RELATED).cloned().collect()
+        };
+        if let Source::Records(index) = &self.source {
+            if self.reader.manifest().count_of(ShardKind::PageRelations) > 0 {
+                let positions: Vec<Option<usize>> = pages.iter().map(|p| index.position(p.key)).collect();
+                let groups: Vec<Option<u32>> = positions.iter().map(|i| i.and_then(|i| index.record_group_of_position(i))).collect();
+                let mut wanted: Vec<u32> = groups.iter().flatten().copied().collect();
+                wanted.sort_unstable();
+                wanted.dedup();
+                let loaded: BTreeMap<u32, _> = wanted.iter().copied().zip(self.reader.page_relations_of(&wanted).await?).collect();
+                let can_view = |position: u32| index.acl_at(position as usize).is_some_and(|acl| caller.can_view_under(acl));
+                return Ok(positions
+                    .iter()
+                    .zip(&groups)
+                    .map(|(position, group)| {
+                        let candidates = position.zip(group.and_then(|g| loaded.get(&g))).and_then(|(i, part)| part.candidates_at(i));
+                        viewable_first(candidates.unwrap_or_default(), &can_view)
+                    })
+                    .collect());
+            }
+        }
+        // An index without `page-relations`: ranked from the whole page table and link graph.
+        let table = match &self.source {
+            Source::Table(table) => Arc::clone(table),
+            Source::Records(_) => self.reader.pages().await?,
+        };
+        let graph = self.reader.graph().await?;
+        let relatedness = Relatedness::new(&table, &graph.graph);
+        let mut scratch = relatedness.scratch();
+        let can_view = |position: u32| table.pages.get(position as usize).is_some_and(|p| caller.can_view(p));
+        Ok(pages
+            .iter()
+            .map(|page| match table.key_index().get(&page.key) {
+                Some(&position) => viewable_first(&relatedness.candidates(position, &mut scratch), &can_view),
+                None => Vec::new(),
+            })
+            .collect())
     }
 
     /// The record of `slug`, if a page has it.

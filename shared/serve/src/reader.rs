@@ -368,6 +368,13 @@ impl<S: ShardStore> IndexReader<S> {
         self.load_many(&entries.iter().collect::<Vec<_>>()).await
     }
 
+    /// The `page-relations` shards numbered `groups` (related-page candidates by part),
+    /// fetched concurrently; see [`crate::page_catalog::PageCatalog::related`].
+    pub async fn page_relations_of(&self, groups: &[u32]) -> Result<Vec<Arc<wikantik_format::relations::PageRelationsPart>>> {
+        let entries = self.entries(ShardKind::PageRelations, groups).await?;
+        self.load_many(&entries.iter().collect::<Vec<_>>()).await
+    }
+
     /// The compact page index (validated once per instance); `Ok(None)` for indexes written
     /// before it, which rank and hydrate from the page table.
     pub async fn page_index(&self) -> Result<Option<Arc<PageIndex>>> {

@@ -11,6 +11,7 @@ use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
 use wikantik_format::kg_parts::KgSplit;
 use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
 use wikantik_format::manifest::{BuildStats, Manifest};
+use wikantik_format::relations::Relatedness;
 use wikantik_format::payload::*;
 use rayon::prelude::*;
 use wikantik_format::shard::{content_defined_partitions, encode_blob, encode_shard, EncodedShard, ShardKind};
@@ -284,6 +285,15 @@ pub(super) fn encode(
         .map(|(g, range)| encode_shard(ShardKind::PageRecords, g as u32, &PageTable::new(table.pages.get(range).map(<[PageRecord]>::to_vec).unwrap_or_default()), None, None))
         .collect::<Result<_>>()?;
     shards.extend(record_shards);
+    // Each page-records shard's related-page candidates, ranked over the whole table and graph.
+    let relatedness = Relatedness::new(&table, &graph.graph);
+    let relation_shards: Vec<EncodedShard> = page_index
+        .record_groups()
+        .into_par_iter()
+        .enumerate()
+        .map(|(g, range)| encode_shard(ShardKind::PageRelations, g as u32, &relatedness.part(range), None, None))
+        .collect::<Result<_>>()?;
+    shards.extend(relation_shards);
     shards.extend(knowledge);
     for _ in 0..5 {
         tick(progress);

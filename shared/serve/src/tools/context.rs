@@ -18,6 +18,10 @@
 //! number of ranked viewable pages before filters and the cut (the reference's definition,
 //! made ACL-clean). Each page carries the query words each section matches, and up to five
 //! related viewable pages — pages it links to or is linked from and pages sharing its tags.
+//!
+//! What a call reads grows with what it returns, not with the wiki: the chosen pages' records
+//! and related-page candidates come by part ([`PageCatalog`]), never the whole page table or
+//! link graph (but for indexes written before those parts).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,11 +33,12 @@ use super::{text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
 use wikantik_format::analysis::Analyzer;
 use crate::bundle::RetrievalMode;
-use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::catalog::PageRecord;
 use wikantik_format::error::{Error, Result};
-use wikantik_format::graph::PageGraph;
+use wikantik_format::relations::RelatedCandidate;
 use wikantik_format::lexical::{ScoredSection, SectionKey};
 use wikantik_mcp::ToolOutcome;
+use crate::page_catalog::PageCatalog;
 use crate::reader::ShardStore;
 use crate::retrieval::{hydrate, search};
 
@@ -41,8 +46,6 @@ use crate::retrieval::{hydrate, search};
 pub const MAX_PAGES: i64 = 20;
 pub const MAX_CHUNKS_PER_PAGE: i64 = 5;
 
-/// Related pages per result.
-const MAX_RELATED: usize = 5;
 /// Shared tags named in a reason before `(+N more)`.
 const TAGS_IN_REASON: usize = 3;
 
@@ -116,9 +119,7 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
         _ => PageFilter::default(),
     };
     let reader = tools.reader;
-    let table = reader.pages().await?;
-    let index = table.key_index();
-    let record = |page_key: u32| index.get(&page_key).and_then(|&i| table.pages.get(i)).filter(|p| caller.can_view(p));
+    let catalog = PageCatalog::open(reader).await?;
 
     // The shared retrieval path: viewable candidates only, fused as bundles fuse them.
     let mut ranking = search(reader, &query, RetrievalMode::Hybrid, tools.bundle, caller, tools.bundle.candidates).await?;
@@ -129,8 +130,21 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
     }
     let PageRanking { pages: ranked, sections } = pages_of(&ranking.sections);
     let total_matched = ranked.len();
-    let eligible: Vec<(&PageRecord, f64)> = ranked.iter().filter_map(|&(key, score)| record(key).map(|p| (p, score))).filter(|(p, _)| filter.matches(p)).collect();
-    let chosen = cut_keeping_exact(&eligible, max_pages as usize, |(p, _)| ranking.exact_pages.contains(&p.key));
+    // Without filters only the chosen pages' records are read; filters need every candidate's.
+    let chosen: Vec<(PageRecord, f64)> = if filter.is_empty() {
+        let keys = cut_keeping_exact(&ranked, max_pages as usize, |(key, _)| ranking.exact_pages.contains(key));
+        let records = catalog.by_keys(&keys.iter().map(|(k, _)| *k).collect::<Vec<_>>()).await?;
+        records.into_iter().zip(&keys).filter_map(|(p, &(_, score))| p.filter(|p| caller.can_view(p)).map(|p| (p, score))).collect()
+    } else {
+        let records = catalog.by_keys(&ranked.iter().map(|(k, _)| *k).collect::<Vec<_>>()).await?;
+        let eligible: Vec<(PageRecord, f64)> = records
+            .into_iter()
+            .zip(&ranked)
+            .filter_map(|(p, &(_, score))| p.filter(|p| caller.can_view(p) && filter.matches(p)).map(|p| (p, score)))
+            .collect();
+        let cut = cut_keeping_exact(&(0..eligible.len()).collect::<Vec<_>>(), max_pages as usize, |&i| eligible.get(i).is_some_and(|(p, _)| ranking.exact_pages.contains(&p.key)));
+        cut.into_iter().filter_map(|i| eligible.get(i).cloned()).collect()
+    };
 
     let wanted: Vec<ScoredSection> = chosen
         .iter()
@@ -138,12 +152,13 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
         .map(|&(key, score)| ScoredSection { key, score: score as f32 })
         .collect();
     let hits = hydrate(reader, &wanted).await?;
-    let graph = reader.graph().await?;
+    let related = catalog.related(&chosen.iter().map(|(p, _)| p).collect::<Vec<_>>(), caller).await?;
     let analyzer = Analyzer::new(reader.manifest().analyzer);
 
     let pages: Vec<RetrievedPage> = chosen
         .iter()
-        .map(|(page, score)| {
+        .zip(related)
+        .map(|((page, score), related)| {
             let mut out = RetrievedPage::of(page);
             out.score = *score;
             out.contributing_chunks = hits
@@ -156,7 +171,7 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
                     chunk_score: f64::from(h.score),
                 })
                 .collect();
-            out.related_pages = related_pages(page, &table, &graph.graph, caller);
+            out.related_pages = related.iter().map(related_page).collect();
             out
         })
         .collect();
@@ -165,61 +180,22 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
     Ok(ToolOutcome::Json(json!({ "query": query, "pages": pages, "totalMatched": total_matched })))
 }
 
-/// Up to five viewable pages related to `page`: linked either way (2 points per direction)
-/// and sharing tags (1 point per tag); best first, ties by slug.
-pub(crate) fn related_pages(page: &PageRecord, table: &PageTable, graph: &PageGraph, caller: &Caller) -> Vec<RelatedPage> {
-    #[derive(Default)]
-    struct Why<'a> {
-        links_to: bool,
-        linked_from: bool,
-        shared: Vec<&'a str>,
+/// A related page as listed: its name and why (links either way, shared tags).
+fn related_page(candidate: &RelatedCandidate) -> RelatedPage {
+    let mut reasons = Vec::new();
+    if candidate.links_to {
+        reasons.push("linked from this page".to_string());
     }
-    let mut why: BTreeMap<&str, Why> = BTreeMap::new();
-    if let Some(node) = graph.node(&page.slug) {
-        for &target in graph.out_links(node) {
-            if let Some(slug) = graph.slug(target) {
-                why.entry(slug).or_default().links_to = true;
-            }
-        }
-        for &source in graph.in_links(node) {
-            if let Some(slug) = graph.slug(source) {
-                why.entry(slug).or_default().linked_from = true;
-            }
-        }
+    if candidate.linked_from {
+        reasons.push("links to this page".to_string());
     }
-    for other in table.pages.iter().filter(|p| p.slug != page.slug && caller.can_view(p)) {
-        let shared: Vec<&str> = page.tags.iter().filter(|t| other.tags.contains(t)).map(String::as_str).collect();
-        if !shared.is_empty() {
-            why.entry(other.slug.as_str()).or_default().shared = shared;
-        }
+    if !candidate.shared_tags.is_empty() {
+        let named: Vec<&str> = candidate.shared_tags.iter().take(TAGS_IN_REASON).map(String::as_str).collect();
+        let more = candidate.shared_tags.len().saturating_sub(TAGS_IN_REASON);
+        let suffix = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+        reasons.push(format!("shared tags: {}{suffix}", named.join(", ")));
     }
-    let mut scored: Vec<(usize, &str, Why)> = why
-        .into_iter()
-        .filter(|(slug, _)| *slug != page.slug && caller.page(table, slug).is_some())
-        .map(|(slug, w)| (2 * usize::from(w.links_to) + 2 * usize::from(w.linked_from) + w.shared.len(), slug, w))
-        .filter(|(score, ..)| *score > 0)
-        .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(MAX_RELATED)
-        .map(|(_, slug, w)| {
-            let mut reasons = Vec::new();
-            if w.links_to {
-                reasons.push("linked from this page".to_string());
-            }
-            if w.linked_from {
-                reasons.push("links to this page".to_string());
-            }
-            if !w.shared.is_empty() {
-                let named: Vec<&str> = w.shared.iter().take(TAGS_IN_REASON).copied().collect();
-                let more = w.shared.len().saturating_sub(TAGS_IN_REASON);
-                let suffix = if more > 0 { format!(" (+{more} more)") } else { String::new() };
-                reasons.push(format!("shared tags: {}{suffix}", named.join(", ")));
-            }
-            RelatedPage { name: slug.to_string(), reason: reasons.join("; ") }
-        })
-        .collect()
+    RelatedPage { name: candidate.slug.clone(), reason: reasons.join("; ") }
 }
 
 #[cfg(test)]
