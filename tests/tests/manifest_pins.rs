@@ -19,11 +19,11 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// related-page candidates by part (`page-relations`, beside each `page-records` shard).
-const SAMPLE_WIKI_MANIFEST: &str = "29a824f6dc640b54d0ef489c33d6295d371a8b8cff94ee06365cd9a3994f9807";
+/// canonical ids by part (`page-ids`, with `id_first` in the page index).
+const SAMPLE_WIKI_MANIFEST: &str = "cb4db3878d2f5d9806b4c122dad60e52791cafc14cbac06bb51893ef6d9c5de3";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the related-page candidates by part (`page-relations`).
-const CORPUS_MANIFEST: &str = "ad07a524ff96192e47f11943e5c7bf487625476d8bff8bca8ee5e0fdfded1260";
+/// lexical build). Last changed by the canonical ids by part (`page-ids`).
+const CORPUS_MANIFEST: &str = "abeaa4eb4019a06d932233f5f818309f4e1d4cf01aa8591f77722d4dd2c01cb1";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -297,3 +297,60 @@ fn related_pages_are_read_by_part_and_older_indexes_answer_the_same() {
         assert!(!read.iter().any(|n| avoided.contains(n)), "{}: {read:?}", String::from_utf8_lossy(&request.body));
     }
 }
+
+#[test]
+fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
+    use serde_json::json;
+    use wikantik::catalog::PageIdPart;
+    use wikantik_tests::surfaces::{config_with_admin, tool_call};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let page_index = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
+    let parts = decoded!(index, ShardKind::PageIds, PageIdPart);
+    assert!(parts.len() >= 4, "the test wiki's ids are in several parts: {}", parts.len());
+    assert_eq!(page_index.id_first.len(), parts.len());
+    for (position, page) in table.pages.iter().enumerate() {
+        let part = page_index.id_part_of(&page.canonical_id).expect("a part") as usize;
+        let found = parts.iter().find(|p| p.ids.first() == page_index.id_first.get(part)).and_then(|p| p.position_of(&page.canonical_id));
+        assert_eq!(found, Some(position), "{}", page.canonical_id);
+    }
+
+    // get_page_by_id answers the same with and without the id parts, for known, restricted and
+    // unknown ids, and never reads the page table.
+    let without_ids = {
+        let mut store = MemoryStore::from_compiled(&index);
+        let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIds | ShardKind::PageIndex)).cloned().collect();
+        let mut older = page_index.clone();
+        older.id_first.clear();
+        let rewritten = encode_shard(ShardKind::PageIndex, 0, &older, None, None).expect("encode");
+        store.put(&rewritten.entry.name, rewritten.bytes);
+        shards.push(rewritten.entry);
+        wikantik_tests::reader_with_shards(&index, store, shards)
+    };
+    let (config, admin) = config_with_admin();
+    let ids: Vec<String> = table.pages.iter().map(|p| p.canonical_id.clone()).chain(["01NOSUCHID0000000000000000".to_string(), String::new(), "zzz".to_string()]).collect();
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let mut found = 0;
+    for id in &ids {
+        let request = tool_call("get_page_by_id", json!({ "id": id }));
+        for key in [None, Some(admin.as_str())] {
+            let request = match key {
+                Some(k) => request.clone().with_header("Authorization", &format!("Bearer {k}")),
+                None => request.clone(),
+            };
+            let store = FaultStore::new(MemoryStore::from_compiled(&index));
+            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let new = block_on(wikantik::service::handle(Ok(&reader), &request, &config));
+            assert!(!store.read_names().contains(&table_name), "{id}: the page table was read");
+            found += usize::from(!String::from_utf8_lossy(&new.body).contains(r#""isError":true"#));
+            for old in [&without_ids, &without_record_shards(&index)] {
+                let old = block_on(wikantik::service::handle(Ok(old), &request, &config));
+                assert_eq!((new.status, &new.body), (old.status, &old.body), "{id}");
+            }
+        }
+    }
+    let anonymous = table.pages.iter().filter(|p| Caller::anonymous().can_view(p)).count();
+    assert!(anonymous < table.pages.len(), "the sample wiki has restricted pages");
+    assert_eq!(found, table.pages.len() + anonymous, "the admin finds every page, an anonymous caller what it may view");
+}

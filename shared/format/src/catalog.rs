@@ -118,6 +118,11 @@ pub struct PageIndex {
     /// shard holding a slug is the last whose first slug is not after it.
     #[serde(default)]
     pub record_first_slugs: Vec<String>,
+    /// The first canonical id of each `page-ids` shard (ascending): the shard that would hold
+    /// an id is the last whose first id is not after it. Empty in indexes without them (an id
+    /// is looked up in the page table).
+    #[serde(default)]
+    pub id_first: Vec<String>,
     #[serde(skip)]
     positions: std::sync::OnceLock<std::collections::HashMap<u32, u32>>,
 }
@@ -125,8 +130,8 @@ pub struct PageIndex {
 /// Indexes are equal when their arrays are (the position map is derived).
 impl PartialEq for PageIndex {
     fn eq(&self, other: &Self) -> bool {
-        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs)
-            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs)
+        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs, &self.id_first)
+            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs, &other.id_first)
     }
 }
 
@@ -170,6 +175,31 @@ impl PageIndex {
         index.record_first_slugs = starts.iter().filter_map(|&s| table.pages.get(s as usize).map(|p| p.slug.clone())).collect();
         index.record_starts = starts;
         index
+    }
+
+    /// Cut `table`'s canonical ids into `page-ids` shards (as many as there are `page-records`
+    /// shards, at least one), noting where each starts; the pages of an id never straddle two.
+    pub fn split_ids(&mut self, table: &PageTable) -> Vec<PageIdPart> {
+        let mut ids: Vec<(&str, u32)> = table.pages.iter().enumerate().map(|(i, p)| (p.canonical_id.as_str(), i as u32)).collect();
+        ids.sort_unstable();
+        let per_part = ids.len().div_ceil(self.record_starts.len().max(1)).max(1);
+        let mut parts: Vec<PageIdPart> = Vec::new();
+        for (id, position) in ids {
+            match parts.last_mut() {
+                Some(part) if part.ids.len() < per_part || part.ids.last().is_some_and(|last| last == id) => {
+                    part.ids.push(id.to_string());
+                    part.positions.push(position);
+                }
+                _ => parts.push(PageIdPart { ids: vec![id.to_string()], positions: vec![position] }),
+            }
+        }
+        self.id_first = parts.iter().filter_map(|p| p.ids.first().cloned()).collect();
+        parts
+    }
+
+    /// The `page-ids` shard that would hold canonical id `id` (`None` when the index has none).
+    pub fn id_part_of(&self, id: &str) -> Option<u32> {
+        self.id_first.partition_point(|first| first.as_str() <= id).checked_sub(1).map(|p| p as u32)
     }
 
     /// The page positions (slug order) of each `page-records` shard, in shard order; empty
@@ -232,6 +262,9 @@ impl PageIndex {
         {
             return bad("page-records starts out of order");
         }
+        if self.id_first.windows(2).any(|w| w[0] >= w[1]) {
+            return bad("page-ids starts out of order");
+        }
         Ok(())
     }
 
@@ -260,6 +293,22 @@ impl PageIndex {
             partition: partition as u32,
             acl: self.acls.get(*self.acl_of.get(i)? as usize)?,
         })
+    }
+}
+
+/// Payload of a `page-ids` shard: a run of canonical ids in ascending order with the position
+/// (slug order) of the page having each.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageIdPart {
+    pub ids: Vec<String>,
+    pub positions: Vec<u32>,
+}
+
+impl PageIdPart {
+    /// The position of the first page (in slug order) with canonical id `id`.
+    pub fn position_of(&self, id: &str) -> Option<usize> {
+        let i = self.ids.partition_point(|x| x.as_str() < id);
+        (self.ids.get(i).map(String::as_str) == Some(id)).then(|| self.positions.get(i).map(|&p| p as usize)).flatten()
     }
 }
 
@@ -349,5 +398,27 @@ pub(crate) mod tests {
         // Removing a page does not change other keys (absent collisions).
         let fewer: Vec<String> = slugs.iter().skip(1).cloned().collect();
         assert_eq!(&assign_page_keys(&fewer)[..], &keys[1..]);
+    }
+
+    #[test]
+    fn ids_are_split_into_parts_that_never_split_an_id() {
+        let mut pages: Vec<PageRecord> = (0..10).map(|i| record(&format!("p{i}"), i, 0, 1, Acl::default())).collect();
+        // Two pages share an id that falls on a part boundary.
+        pages[3].canonical_id = "id-p4".into();
+        let table = PageTable::new(pages);
+        let mut index = PageIndex::of(&table);
+        index.record_starts = vec![0, 2, 4, 6, 8];
+        index.record_first_slugs = ["p0", "p2", "p4", "p6", "p8"].map(String::from).to_vec();
+        let parts = index.split_ids(&table);
+        assert_eq!(index.id_first, parts.iter().map(|p| p.ids[0].clone()).collect::<Vec<_>>());
+        assert!(parts.iter().all(|p| p.ids.windows(2).all(|w| w[0] <= w[1])));
+        for (position, page) in table.pages.iter().enumerate() {
+            let part = &parts[index.id_part_of(&page.canonical_id).unwrap() as usize];
+            let first = if page.canonical_id == "id-p4" { 3 } else { position };
+            assert_eq!(part.position_of(&page.canonical_id), Some(first), "{}", page.canonical_id);
+        }
+        assert_eq!(index.id_part_of("a"), None);
+        assert!(parts.iter().all(|p| p.position_of("id-p45").is_none()));
+        index.validate().unwrap();
     }
 }

@@ -123,6 +123,9 @@ pub enum ShardKind {
     /// `page-records` shard with the same number; indexes without it rank related pages from
     /// the page table and the link graph.
     PageRelations,
+    /// A run of canonical ids with their pages' positions (`catalog::PageIdPart`), located
+    /// through the page index's `id_first`; indexes without it look ids up in the page table.
+    PageIds,
 }
 
 impl ShardKind {
@@ -158,6 +161,7 @@ impl ShardKind {
             ShardKind::RdfTerms => "rdf-terms",
             ShardKind::KgCards => "kg-cards",
             ShardKind::PageRelations => "page-relations",
+            ShardKind::PageIds => "page-ids",
         }
     }
 }

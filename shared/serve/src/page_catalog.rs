@@ -60,6 +60,20 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         }
     }
 
+    /// The record of the page with canonical id `id` (the first by slug, should two share it).
+    pub async fn by_canonical_id(&self, id: &str) -> Result<Option<PageRecord>> {
+        match &self.source {
+            Source::Records(index) if !index.id_first.is_empty() => {
+                let Some(part) = index.id_part_of(id) else { return Ok(None) };
+                let Some(position) = self.reader.page_ids(part).await?.position_of(id) else { return Ok(None) };
+                let Some(&key) = index.keys.get(position) else { return Ok(None) };
+                Ok(self.by_keys(&[key]).await?.into_iter().next().flatten().filter(|p| p.canonical_id == id))
+            }
+            Source::Records(_) => Ok(self.reader.pages().await?.by_canonical_id(id).cloned()),
+            Source::Table(table) => Ok(table.by_canonical_id(id).cloned()),
+        }
+    }
+
     /// The records of the pages with `keys`, in the order asked (`None` for a key no page has).
     pub async fn by_keys(&self, keys: &[u32]) -> Result<Vec<Option<PageRecord>>> {
         match &self.source {

@@ -267,7 +267,8 @@ pub(super) fn encode(
     // The single shards of the whole wiki are independent: encoded on every core, listed in
     // the same order as ever.
     let (graph, spine, citations) = (GraphShard { graph }, SpineShard { spine }, CitationTable { citations });
-    let page_index = PageIndex::with_record_groups(&table, options.record_partitions_per_shard);
+    let mut page_index = PageIndex::with_record_groups(&table, options.record_partitions_per_shard);
+    let id_parts = if page_index.has_record_groups() { page_index.split_ids(&table) } else { Vec::new() };
     type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
     let singles: Vec<Encode<'_>> = vec![
         Box::new(|| encode_shard(ShardKind::Pages, 0, &table, None, None)),
@@ -294,6 +295,8 @@ pub(super) fn encode(
         .map(|(g, range)| encode_shard(ShardKind::PageRelations, g as u32, &relatedness.part(range), None, None))
         .collect::<Result<_>>()?;
     shards.extend(relation_shards);
+    let id_shards: Vec<EncodedShard> = id_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::PageIds, p as u32, part, None, None)).collect::<Result<_>>()?;
+    shards.extend(id_shards);
     shards.extend(knowledge);
     for _ in 0..5 {
         tick(progress);

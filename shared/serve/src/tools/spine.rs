@@ -16,6 +16,7 @@ use wikantik_format::error::{Error, Result};
 use wikantik_format::catalog::PageRecord;
 use wikantik_mcp::ToolOutcome;
 use crate::reader::ShardStore;
+use crate::page_catalog::PageCatalog;
 
 /// Default and cap of `list_pages_by_filter`'s `limit`.
 pub const FILTER_DEFAULT_LIMIT: usize = 100;
@@ -133,7 +134,7 @@ pub(super) async fn list_pages_by_filter<S: ShardStore>(
 /// deprecated `canonical_id`); unknown and restricted ids give the same error.
 pub(super) async fn get_page_by_id<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let id = text_arg(args, "id").or_else(|| text_arg(args, "canonical_id")).ok_or_else(|| Error::Invalid("id (or canonical_id) argument is required".into()))?;
-    let table = tools.reader.pages().await?;
-    let page = caller.page_by_id(&table, &id).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
-    Ok(ToolOutcome::Json(descriptor_value(page)))
+    let catalog = PageCatalog::open(tools.reader).await?;
+    let page = catalog.by_canonical_id(&id).await?.filter(|p| caller.can_view(p)).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
+    Ok(ToolOutcome::Json(descriptor_value(&page)))
 }
