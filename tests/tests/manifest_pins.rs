@@ -19,11 +19,12 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// canonical ids by part (`page-ids`, with `id_first` in the page index).
-const SAMPLE_WIKI_MANIFEST: &str = "cb4db3878d2f5d9806b4c122dad60e52791cafc14cbac06bb51893ef6d9c5de3";
+/// cluster cards by part (`cluster-cards`, with `cluster_first` and `acl_latest` in the page
+/// index).
+const SAMPLE_WIKI_MANIFEST: &str = "f0d8c169bede3f5cfaa755dac719a34a4982aa4380c3d63f31b914b2e683b98c";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the canonical ids by part (`page-ids`).
-const CORPUS_MANIFEST: &str = "abeaa4eb4019a06d932233f5f818309f4e1d4cf01aa8591f77722d4dd2c01cb1";
+/// lexical build). Last changed by the cluster cards by part (`cluster-cards`).
+const CORPUS_MANIFEST: &str = "87385210e92f6313d37ad03d66a9141185811c9b337e278301e61d63cb434bf4";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -121,15 +121,10 @@ fn sample_wiki_with_record_shards() -> CompiledIndex {
 /// The index as one written before `page-records`: no such shards, and a page index without
 /// their starts.
 fn without_record_shards(index: &CompiledIndex) -> IndexReader<MemoryStore> {
-    let mut store = MemoryStore::from_compiled(index);
-    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIndex | ShardKind::PageRecords)).cloned().collect();
-    let mut pages = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
-    pages.record_starts.clear();
-    pages.record_first_slugs.clear();
-    let old = encode_shard(ShardKind::PageIndex, 0, &pages, None, None).expect("encode");
-    store.put(&old.entry.name, old.bytes);
-    shards.push(old.entry);
-    wikantik_tests::reader_with_shards(index, store, shards)
+    without_parts(index, ShardKind::PageRecords, |i| {
+        i.record_starts.clear();
+        i.record_first_slugs.clear();
+    })
 }
 
 #[test]
@@ -318,16 +313,7 @@ fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
 
     // get_page_by_id answers the same with and without the id parts, for known, restricted and
     // unknown ids, and never reads the page table.
-    let without_ids = {
-        let mut store = MemoryStore::from_compiled(&index);
-        let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIds | ShardKind::PageIndex)).cloned().collect();
-        let mut older = page_index.clone();
-        older.id_first.clear();
-        let rewritten = encode_shard(ShardKind::PageIndex, 0, &older, None, None).expect("encode");
-        store.put(&rewritten.entry.name, rewritten.bytes);
-        shards.push(rewritten.entry);
-        wikantik_tests::reader_with_shards(&index, store, shards)
-    };
+    let without_ids = without_parts(&index, ShardKind::PageIds, |i| i.id_first.clear());
     let (config, admin) = config_with_admin();
     let ids: Vec<String> = table.pages.iter().map(|p| p.canonical_id.clone()).chain(["01NOSUCHID0000000000000000".to_string(), String::new(), "zzz".to_string()]).collect();
     let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
@@ -353,4 +339,114 @@ fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
     let anonymous = table.pages.iter().filter(|p| Caller::anonymous().can_view(p)).count();
     assert!(anonymous < table.pages.len(), "the sample wiki has restricted pages");
     assert_eq!(found, table.pages.len() + anonymous, "the admin finds every page, an anonymous caller what it may view");
+}
+
+/// The index as one written before the `kind` parts: none of them, and its page index edited
+/// by `forget` (to drop what locates them).
+fn without_parts(index: &CompiledIndex, kind: ShardKind, forget: fn(&mut PageIndex)) -> IndexReader<MemoryStore> {
+    let mut store = MemoryStore::from_compiled(index);
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != kind && s.kind != ShardKind::PageIndex).cloned().collect();
+    let mut older = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
+    forget(&mut older);
+    let rewritten = encode_shard(ShardKind::PageIndex, 0, &older, None, None).expect("encode");
+    store.put(&rewritten.entry.name, rewritten.bytes);
+    shards.push(rewritten.entry);
+    wikantik_tests::reader_with_shards(index, store, shards)
+}
+
+#[test]
+fn agent_projections_read_their_cluster_by_part_and_older_indexes_answer_the_same() {
+    use serde_json::json;
+    use wikantik::clusters::ClusterPart;
+    use wikantik_tests::surfaces::{assert_same_answers, config_with_admin, tool_call};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let spine = decoded!(index, ShardKind::Spine, wikantik::payload::SpineShard).remove(0).spine;
+    let page_index = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
+    let parts = decoded!(index, ShardKind::ClusterCards, ClusterPart);
+    assert!(parts.len() >= 2, "the test wiki's clusters are in several parts: {}", parts.len());
+    let names: Vec<&str> = parts.iter().flat_map(|p| p.clusters.iter().map(|c| c.name.as_str())).collect();
+    assert_eq!(names, spine.clusters.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), "every cluster once, in order");
+    assert_eq!(page_index.cluster_first.len(), parts.len());
+    assert_eq!(page_index.latest_viewable(|_| true), table.pages.iter().map(|p| p.updated).max());
+
+    // Every page's projection, for anonymous and admin callers, as from an index without the
+    // cards (spine, page table and graph), without page-records, and without a page index.
+    let store = FaultStore::new(MemoryStore::from_compiled(&index));
+    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let (config, admin) = config_with_admin();
+    let visible: Vec<&wikantik::catalog::PageRecord> = table.pages.iter().filter(|p| Caller::anonymous().can_view(p)).collect();
+    let requests: Vec<_> = visible.iter().map(|p| tool_call("get_page_for_agent", json!({ "canonical_id": p.canonical_id }))).collect();
+    let without_cards = without_parts(&index, ShardKind::ClusterCards, |i| {
+        i.cluster_first.clear();
+        i.acl_latest.clear();
+    });
+    for old in [&without_cards, &without_record_shards(&index), &previous_layout(&index)] {
+        let compared = assert_same_answers((&reader, &index.manifest.build_id), (old, &old.manifest().build_id.clone()), &requests, &config, &admin);
+        assert_eq!(compared, requests.len() * 2);
+    }
+    // Restricted pages answer the same too (an error for anonymous callers).
+    for page in table.pages.iter().filter(|p| !Caller::anonymous().can_view(p)) {
+        let request = tool_call("get_page_for_agent", json!({ "canonical_id": page.canonical_id }));
+        for key in [None, Some(admin.as_str())] {
+            let request = match key {
+                Some(k) => request.clone().with_header("Authorization", &format!("Bearer {k}")),
+                None => request.clone(),
+            };
+            let new = block_on(wikantik::service::handle(Ok(&reader), &request, &config));
+            let old = block_on(wikantik::service::handle(Ok(&without_cards), &request, &config));
+            assert_eq!((new.status, &new.body), (old.status, &old.body), "{}", page.slug);
+        }
+    }
+
+    // The cluster hints are the original ranking, computed here over the whole spine, graph
+    // and table: the viewable hub, then viewable members by how many viewable members link to
+    // them, ties by title then slug; five at most, never the page itself.
+    let graph = decoded!(index, ShardKind::Graph, wikantik::payload::GraphShard).remove(0).graph;
+    let callers = [(Caller::anonymous(), None), (Caller::for_key(&["Admin".to_string()], None), Some(admin.as_str()))];
+    let mut checked = 0;
+    for (caller, key) in &callers {
+        for page in table.pages.iter().filter(|p| caller.can_view(p)) {
+            let Some(cluster) = page.clusters.first().and_then(|c| spine.cluster(c)) else { continue };
+            let members: Vec<&wikantik::catalog::PageRecord> = spine.members(&cluster.name).iter().filter_map(|s| table.by_slug(s)).filter(|p| caller.can_view(p)).collect();
+            let nodes = graph.nodes_of(members.iter().map(|p| p.slug.as_str()));
+            let mut expected: Vec<String> = cluster.hub.iter().filter_map(|h| table.by_slug(h)).filter(|h| caller.can_view(h) && h.slug != page.slug).map(|h| h.canonical_id.clone()).collect();
+            let mut others: Vec<(u32, &wikantik::catalog::PageRecord)> = members
+                .iter()
+                .filter(|p| p.slug != page.slug && Some(&p.slug) != cluster.hub.as_ref())
+                .map(|p| (graph.node(&p.slug).map_or(0, |n| graph.intra_cluster_in_degree(n, &nodes)), *p))
+                .collect();
+            others.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.title.cmp(&b.1.title)).then_with(|| a.1.slug.cmp(&b.1.slug)));
+            expected.extend(others.iter().map(|(_, p)| p.canonical_id.clone()));
+            expected.truncate(5);
+            let mut request = tool_call("get_page_for_agent", json!({ "canonical_id": page.canonical_id }));
+            if let Some(k) = key {
+                request = request.with_header("Authorization", &format!("Bearer {k}"));
+            }
+            let answer = block_on(wikantik::service::handle(Ok(&reader), &request, &config));
+            let body: serde_json::Value = serde_json::from_slice(&answer.body).expect("json");
+            let text = body["result"]["content"][0]["text"].as_str().expect("text");
+            let projection: serde_json::Value = serde_json::from_str(text).expect("projection");
+            let shown: Vec<String> = projection["agent_hints"]["prefer_pages"].as_array().expect("hints").iter().map(|p| p["canonical_id"].as_str().unwrap_or_default().to_string()).collect();
+            assert_eq!(shown, expected, "{}", page.slug);
+            checked += 1;
+        }
+    }
+    assert!(checked > 10, "{checked}");
+    let anonymous_latest = table.pages.iter().filter(|p| Caller::anonymous().can_view(p)).map(|p| p.updated).max();
+    assert_eq!(page_index.latest_viewable(|acl| Caller::anonymous().can_view_under(acl)), anonymous_latest);
+
+    // A projection reads neither the page table, the spine nor the link graph.
+    let avoided = [ShardKind::Pages, ShardKind::Graph, ShardKind::Spine].map(|kind| index.manifest.single(kind).expect("single").name.clone());
+    let mut hinted = 0;
+    for request in &requests {
+        let store = FaultStore::new(MemoryStore::from_compiled(&index));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let answer = block_on(wikantik::service::handle(Ok(&reader), request, &config));
+        hinted += usize::from(String::from_utf8_lossy(&answer.body).contains("cluster_member"));
+        let read = store.read_names();
+        assert!(!read.iter().any(|n| avoided.contains(n)), "{}: {read:?}", String::from_utf8_lossy(&request.body));
+    }
+    assert!(hinted * 2 > requests.len(), "most projections name cluster members: {hinted} of {}", requests.len());
 }

@@ -123,6 +123,15 @@ pub struct PageIndex {
     /// is looked up in the page table).
     #[serde(default)]
     pub id_first: Vec<String>,
+    /// The name of the first cluster of each `cluster-cards` shard (ascending); empty in
+    /// indexes without them (clusters are read from the spine).
+    #[serde(default)]
+    pub cluster_first: Vec<String>,
+    /// The latest `updated` of the pages under each of `acls` (parallel to it): the newest
+    /// change a caller may see is the latest under the ACLs it passes. Empty in indexes
+    /// written before it (the page table is scanned).
+    #[serde(default)]
+    pub acl_latest: Vec<i64>,
     #[serde(skip)]
     positions: std::sync::OnceLock<std::collections::HashMap<u32, u32>>,
 }
@@ -130,8 +139,8 @@ pub struct PageIndex {
 /// Indexes are equal when their arrays are (the position map is derived).
 impl PartialEq for PageIndex {
     fn eq(&self, other: &Self) -> bool {
-        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs, &self.id_first)
-            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs, &other.id_first)
+        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs, &self.id_first, &self.cluster_first, &self.acl_latest)
+            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs, &other.id_first, &other.cluster_first, &other.acl_latest)
     }
 }
 
@@ -159,9 +168,13 @@ impl PageIndex {
             let next = numbers.len() as u32;
             let number = *numbers.entry(&page.acl).or_insert_with(|| {
                 index.acls.push(page.acl.clone());
+                index.acl_latest.push(page.updated);
                 next
             });
             index.acl_of.push(number);
+            if let Some(latest) = index.acl_latest.get_mut(number as usize) {
+                *latest = (*latest).max(page.updated);
+            }
         }
         index
     }
@@ -195,6 +208,17 @@ impl PageIndex {
         }
         self.id_first = parts.iter().filter_map(|p| p.ids.first().cloned()).collect();
         parts
+    }
+
+    /// The latest change among the pages a caller passing `can_view` may view (`None` when it
+    /// may view none, or the index predates `acl_latest`).
+    pub fn latest_viewable(&self, can_view: impl Fn(&Acl) -> bool) -> Option<i64> {
+        self.acls.iter().zip(&self.acl_latest).filter(|(acl, _)| can_view(acl)).map(|(_, &t)| t).max()
+    }
+
+    /// The `cluster-cards` shard that would hold cluster `name` (`None` when the index has none).
+    pub fn cluster_part_of(&self, name: &str) -> Option<u32> {
+        self.cluster_first.partition_point(|first| first.as_str() <= name).checked_sub(1).map(|p| p as u32)
     }
 
     /// The `page-ids` shard that would hold canonical id `id` (`None` when the index has none).
@@ -262,7 +286,10 @@ impl PageIndex {
         {
             return bad("page-records starts out of order");
         }
-        if self.id_first.windows(2).any(|w| w[0] >= w[1]) {
+        if !self.acl_latest.is_empty() && self.acl_latest.len() != self.acls.len() {
+            return bad("latest changes not one per ACL");
+        }
+        if self.id_first.windows(2).any(|w| w[0] >= w[1]) || self.cluster_first.windows(2).any(|w| w[0] >= w[1]) {
             return bad("page-ids starts out of order");
         }
         Ok(())

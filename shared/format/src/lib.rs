@@ -3,7 +3,7 @@
 //!
 //! Envelopes and content-addressed names ([`shard`]), the per-build [`manifest`], the page
 //! table ([`catalog`]), every shard payload ([`payload`], [`vectors`], [`ivf`], [`ann`],
-//! [`model`], [`graph`], [`spine`], [`kg`], [`relations`]), the lexical analyzer and BM25 model ([`analysis`],
+//! [`model`], [`graph`], [`spine`], [`clusters`], [`kg`], [`relations`]), the lexical analyzer and BM25 model ([`analysis`],
 //! [`lexical`]: a query must be analysed exactly as the build analysed the sections), page
 //! ACLs ([`acl`]) and the small shared helpers ([`hashing`], [`dates`], [`tokens`],
 //! [`markup`]). Pure computation: no file system, network, clock or platform crate.
@@ -12,6 +12,7 @@ pub mod acl;
 pub mod analysis;
 pub mod ann;
 pub mod catalog;
+pub mod clusters;
 pub mod dates;
 pub mod error;
 pub mod graph;

@@ -202,7 +202,7 @@ impl Manifest {
     }
 
     /// Move the rows of every kind of more than `from` shards (`page-records`,
-    /// `page-relations` and `page-ids`: more than [`MIN_DIRECTORY_ROWS`]) into directory shards of about √n rows each; returns the manifest naming them and the directory shards to write
+    /// `page-relations`, `page-ids` and `cluster-cards`: more than [`MIN_DIRECTORY_ROWS`]) into directory shards of about √n rows each; returns the manifest naming them and the directory shards to write
     /// beside the others. `None` (or a manifest that already has directories) keeps every row
     /// listed.
     pub fn with_directories(mut self, from: Option<usize>) -> Result<(Manifest, Vec<EncodedShard>)> {
@@ -217,7 +217,7 @@ impl Manifest {
         // The page table by part (and its related pages) is read only by requests that look
         // pages up, but its rows would be in every request's manifest: listed through
         // directories from a few.
-        let by_page = |kind: ShardKind| matches!(kind, ShardKind::PageRecords | ShardKind::PageRelations | ShardKind::PageIds);
+        let by_page = |kind: ShardKind| matches!(kind, ShardKind::PageRecords | ShardKind::PageRelations | ShardKind::PageIds | ShardKind::ClusterCards);
         let threshold = |kind: ShardKind| if by_page(kind) { from.min(MIN_DIRECTORY_ROWS) } else { from };
         let large: Vec<(ShardKind, usize)> = counts.into_iter().filter(|&(kind, n)| n > threshold(kind)).collect();
         if large.is_empty() {

@@ -126,6 +126,9 @@ pub enum ShardKind {
     /// A run of canonical ids with their pages' positions (`catalog::PageIdPart`), located
     /// through the page index's `id_first`; indexes without it look ids up in the page table.
     PageIds,
+    /// Cluster cards of consecutive clusters (`clusters::ClusterPart`), located through the
+    /// page index's `cluster_first`; indexes without it read the spine, page table and graph.
+    ClusterCards,
 }
 
 impl ShardKind {
@@ -162,6 +165,7 @@ impl ShardKind {
             ShardKind::KgCards => "kg-cards",
             ShardKind::PageRelations => "page-relations",
             ShardKind::PageIds => "page-ids",
+            ShardKind::ClusterCards => "cluster-cards",
         }
     }
 }

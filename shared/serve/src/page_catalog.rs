@@ -14,6 +14,7 @@ use std::sync::Arc;
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
+use wikantik_format::clusters::{ClusterCard, ClusterCards};
 use wikantik_format::relations::{RelatedCandidate, Relatedness, MAX_RELATED};
 use wikantik_format::shard::ShardKind;
 
@@ -69,8 +70,46 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
                 let Some(&key) = index.keys.get(position) else { return Ok(None) };
                 Ok(self.by_keys(&[key]).await?.into_iter().next().flatten().filter(|p| p.canonical_id == id))
             }
-            Source::Records(_) => Ok(self.reader.pages().await?.by_canonical_id(id).cloned()),
-            Source::Table(table) => Ok(table.by_canonical_id(id).cloned()),
+            _ => Ok(self.table().await?.by_canonical_id(id).cloned()),
+        }
+    }
+
+    /// The card of cluster `name` (hub, members, links between them), if the spine has it.
+    pub async fn cluster(&self, name: &str) -> Result<Option<ClusterCard>> {
+        if let Source::Records(index) = &self.source {
+            if !index.cluster_first.is_empty() {
+                let Some(part) = index.cluster_part_of(name) else { return Ok(None) };
+                return Ok(self.reader.cluster_cards(part).await?.card(name).cloned());
+            }
+        }
+        let (table, spine, graph) = futures_util::join!(self.table(), self.reader.spine(), self.reader.graph());
+        let (table, spine, graph) = (table?, spine?, graph?);
+        Ok(ClusterCards::new(&table, &spine.spine, &graph.graph).card(name))
+    }
+
+    /// Whether `caller` may view the page at `position` (slug order).
+    pub fn can_view_position(&self, caller: &Caller, position: u32) -> bool {
+        match &self.source {
+            Source::Records(index) => index.acl_at(position as usize).is_some_and(|acl| caller.can_view_under(acl)),
+            Source::Table(table) => table.pages.get(position as usize).is_some_and(|p| caller.can_view(p)),
+        }
+    }
+
+    /// The latest change among the pages `caller` may view (`None` when it may view none).
+    pub async fn latest_viewable(&self, caller: &Caller) -> Result<Option<i64>> {
+        if let Source::Records(index) = &self.source {
+            if !index.acl_latest.is_empty() {
+                return Ok(index.latest_viewable(|acl| caller.can_view_under(acl)));
+            }
+        }
+        Ok(self.table().await?.pages.iter().filter(|p| caller.can_view(p)).map(|p| p.updated).max())
+    }
+
+    /// The whole page table (what an index without the parts answers from).
+    async fn table(&self) -> Result<Arc<PageTable>> {
+        match &self.source {
+            Source::Table(table) => Ok(Arc::clone(table)),
+            Source::Records(_) => self.reader.pages().await,
         }
     }
 
@@ -116,10 +155,7 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
             }
         }
         // An index without `page-relations`: ranked from the whole page table and link graph.
-        let table = match &self.source {
-            Source::Table(table) => Arc::clone(table),
-            Source::Records(_) => self.reader.pages().await?,
-        };
+        let table = self.table().await?;
         let graph = self.reader.graph().await?;
         let relatedness = Relatedness::new(&table, &graph.graph);
         let mut scratch = relatedness.scratch();

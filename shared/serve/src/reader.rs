@@ -375,6 +375,12 @@ impl<S: ShardStore> IndexReader<S> {
         self.load_many(&entries.iter().collect::<Vec<_>>()).await
     }
 
+    /// The `cluster-cards` shard numbered `part`.
+    pub async fn cluster_cards(&self, part: u32) -> Result<Arc<wikantik_format::clusters::ClusterPart>> {
+        let entry = self.entry(ShardKind::ClusterCards, part).await?;
+        self.load(&entry).await
+    }
+
     /// The `page-ids` shard numbered `part` (canonical ids → page positions).
     pub async fn page_ids(&self, part: u32) -> Result<Arc<wikantik_format::catalog::PageIdPart>> {
         let entry = self.entry(ShardKind::PageIds, part).await?;

@@ -9,7 +9,7 @@
 
 pub use wikantik_access::{access, auth};
 pub use wikantik_compiler::{ann_build, ivf_build, kg_build};
-pub use wikantik_format::{analysis, catalog, dates, error, graph, hashing, lexical, manifest, markup, payload, relations, shard, spine, tokens, vectors};
+pub use wikantik_format::{analysis, catalog, clusters, dates, error, graph, hashing, lexical, manifest, markup, payload, relations, shard, spine, tokens, vectors};
 pub use wikantik_http as http;
 pub use wikantik_mcp as mcp;
 pub use wikantik_serve::{briefing, bundle, coverage, fusion, graph_api, kg_catalog, reader, rest, retrieval, routes, service, settings, sparql_access, tools};

@@ -11,6 +11,7 @@ use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
 use wikantik_format::kg_parts::KgSplit;
 use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
 use wikantik_format::manifest::{BuildStats, Manifest};
+use wikantik_format::clusters::ClusterCards;
 use wikantik_format::relations::Relatedness;
 use wikantik_format::payload::*;
 use rayon::prelude::*;
@@ -269,6 +270,9 @@ pub(super) fn encode(
     let (graph, spine, citations) = (GraphShard { graph }, SpineShard { spine }, CitationTable { citations });
     let mut page_index = PageIndex::with_record_groups(&table, options.record_partitions_per_shard);
     let id_parts = if page_index.has_record_groups() { page_index.split_ids(&table) } else { Vec::new() };
+    let (cluster_parts, cluster_first) =
+        if page_index.has_record_groups() { ClusterCards::new(&table, &spine.spine, &graph.graph).parts(page_index.record_starts.len()) } else { (Vec::new(), Vec::new()) };
+    page_index.cluster_first = cluster_first;
     type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
     let singles: Vec<Encode<'_>> = vec![
         Box::new(|| encode_shard(ShardKind::Pages, 0, &table, None, None)),
@@ -297,6 +301,9 @@ pub(super) fn encode(
     shards.extend(relation_shards);
     let id_shards: Vec<EncodedShard> = id_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::PageIds, p as u32, part, None, None)).collect::<Result<_>>()?;
     shards.extend(id_shards);
+    let cluster_shards: Vec<EncodedShard> =
+        cluster_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::ClusterCards, p as u32, part, None, None)).collect::<Result<_>>()?;
+    shards.extend(cluster_shards);
     shards.extend(knowledge);
     for _ in 0..5 {
         tick(progress);

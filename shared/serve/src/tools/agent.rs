@@ -33,18 +33,18 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::citations::visible_grade;
-use super::common::{iso_instant, non_empty, parse_date_or_instant, path_segment, viewable, Bodies};
+use super::citations::grade_for;
+use super::common::{iso_instant, non_empty, parse_date_or_instant, path_segment, Bodies};
 use super::{text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
 use wikantik_format::error::{Error, Result};
-use wikantik_format::catalog::{PageRecord, PageTable};
-use wikantik_format::payload::CitationStatus;
-use wikantik_format::graph::PageGraph;
+use wikantik_format::catalog::PageRecord;
+use wikantik_format::clusters::{ClusterCard, ClusterPage};
+use wikantik_format::payload::{CitationEdge, CitationStatus};
 use wikantik_format::markup::strip_frontmatter;
 use wikantik_mcp::ToolOutcome;
+use crate::page_catalog::PageCatalog;
 use crate::reader::ShardStore;
-use wikantik_format::spine::Spine;
 
 const MAX_KEY_FACTS: usize = 6;
 const BODY_KEY_FACTS: usize = 3;
@@ -404,19 +404,20 @@ fn runbook(frontmatter: &Map<String, Value>, page: &PageRecord) -> Option<Value>
 
 /// The primary cluster's hub, then its other members by intra-cluster in-degree (viewable
 /// pages only, as members and as referrers), ties by title; at most 5, never the page itself.
-fn prefer_pages(page: &PageRecord, cluster: &str, spine: &Spine, graph: &PageGraph, table: &PageTable, caller: &Caller) -> Vec<PreferPage> {
-    let members: Vec<&PageRecord> = spine.members(cluster).iter().filter_map(|s| caller.page(table, s)).collect();
-    let member_nodes = graph.nodes_of(members.iter().map(|p| p.slug.as_str()));
-    let hub = spine.cluster(cluster).and_then(|c| c.hub.as_deref());
-    let entry = |p: &PageRecord, role| PreferPage { canonical_id: p.canonical_id.clone(), title: p.title.clone(), role };
+fn prefer_pages(page: &PageRecord, card: &ClusterCard, can_view: impl Fn(u32) -> bool) -> Vec<PreferPage> {
+    let viewable: Vec<bool> = card.members.iter().map(|m| can_view(m.page.position)).collect();
+    let entry = |p: &ClusterPage, role| PreferPage { canonical_id: p.canonical_id.clone(), title: p.title.clone(), role };
+    let hub = card.hub.as_ref();
     let mut out: Vec<PreferPage> = Vec::new();
-    if let Some(hub) = hub.and_then(|h| caller.page(table, h)).filter(|h| h.slug != page.slug) {
+    if let Some(hub) = hub.filter(|h| can_view(h.position) && h.slug != page.slug) {
         out.push(entry(hub, "cluster_hub"));
     }
-    let mut others: Vec<(u32, &PageRecord)> = members
+    let mut others: Vec<(usize, &ClusterPage)> = card
+        .members
         .iter()
-        .filter(|p| p.slug != page.slug && Some(p.slug.as_str()) != hub)
-        .map(|p| (graph.node(&p.slug).map_or(0, |n| graph.intra_cluster_in_degree(n, &member_nodes)), *p))
+        .zip(&viewable)
+        .filter(|(m, &v)| v && m.page.slug != page.slug && Some(m.page.slug.as_str()) != hub.map(|h| h.slug.as_str()))
+        .map(|(m, _)| (m.referrers.iter().filter(|&&r| viewable.get(r as usize).copied().unwrap_or(false)).count(), &m.page))
         .collect();
     others.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.title.cmp(&b.1.title)).then_with(|| a.1.slug.cmp(&b.1.slug)));
     out.extend(others.into_iter().map(|(_, p)| entry(p, "cluster_member")));
@@ -427,22 +428,30 @@ fn prefer_pages(page: &PageRecord, cluster: &str, spine: &Spine, graph: &PageGra
 pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let id = text_arg(args, "canonical_id").ok_or_else(|| Error::Invalid("canonical_id argument is required".into()))?;
     let reader = tools.reader;
-    let table = reader.pages().await?;
-    let page = caller.page_by_id(&table, &id).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
+    // The page, its cluster's card and the newest change the caller may see, each read by
+    // part (an older index answers from its page table, spine and graph).
+    let catalog = PageCatalog::open(reader).await?;
+    let page = catalog.by_canonical_id(&id).await?.filter(|p| caller.can_view(p)).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
+    let page = &page;
     let wanted = [page];
-    let (bodies, spine, graph, citations) =
-        futures_util::join!(Bodies::load(reader, &wanted), reader.spine(), reader.graph(), reader.citations());
-    let (bodies, spine, graph, citations) =
-        (bodies?, spine?, graph?, citations?);
+    let cluster = page.clusters.first().cloned();
+    let card = async {
+        match &cluster {
+            Some(c) => catalog.cluster(c).await,
+            None => Ok(None),
+        }
+    };
+    let (bodies, card, citations, latest) = futures_util::join!(Bodies::load(reader, &wanted), card, reader.citations(), catalog.latest_viewable(caller));
+    let (bodies, card, citations, latest) = (bodies?, card?, citations?, latest?);
     let empty = Map::new();
     let (frontmatter, text) = match bodies.get(page) {
         Some(body) => (&body.frontmatter, body.text.as_str()),
         None => (&empty, ""),
     };
     let body = strip_frontmatter(text);
-    let (spine, graph) = (&spine.spine, &graph.graph);
+    let can_view = |position: u32| catalog.can_view_position(caller, position);
 
-    let now = viewable(&table, caller).iter().map(|p| p.updated).max().unwrap_or(page.updated);
+    let now = latest.unwrap_or(page.updated);
     let verified_raw = scalar(frontmatter, "verified_at");
     let verified_at = verified_raw.as_deref().and_then(parse_date_or_instant);
     let cluster = page.clusters.first().cloned();
@@ -450,13 +459,12 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
 
     let mut summary = non_empty(&page.summary);
     let mut summary_synthesized = false;
-    if let (None, true, Some(c)) = (&summary, is_hub, &cluster) {
-        let names: Vec<String> = spine
-            .members(c)
+    if let (None, true, Some(c), Some(card)) = (&summary, is_hub, &cluster, &card) {
+        let names: Vec<String> = card
+            .members
             .iter()
-            .filter_map(|s| caller.page(&table, s))
-            .filter(|p| p.slug != page.slug)
-            .map(|p| p.title.clone())
+            .filter(|m| can_view(m.page.position) && m.page.slug != page.slug)
+            .map(|m| m.page.title.clone())
             .collect();
         if !names.is_empty() {
             let shown: Vec<&str> = names.iter().take(5).map(String::as_str).collect();
@@ -468,11 +476,11 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
     }
 
     let mcp_tool_hints = tool_hints(frontmatter, page);
-    let agent_hints = cluster.as_deref().filter(|c| spine.cluster(c).is_some()).map(|c| {
+    let agent_hints = card.as_ref().map(|card| {
         let mut seen = BTreeSet::new();
         AgentHints {
             prefer_tools: mcp_tool_hints.iter().map(|h| h.tool.clone()).filter(|t| seen.insert(t.clone())).collect(),
-            prefer_pages: prefer_pages(page, c, spine, graph, &table, caller),
+            prefer_pages: prefer_pages(page, card, can_view),
         }
     });
 
@@ -494,11 +502,18 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
         missing_fields.push("canonical_id".to_string());
     }
 
-    let stale_citations = citations
-        .citations
+    let own: Vec<&CitationEdge> = citations.citations.iter().filter(|e| e.source_slug == page.slug).collect();
+    let mut targets = Vec::with_capacity(own.len());
+    for edge in &own {
+        targets.push(catalog.by_canonical_id(&edge.target_canonical_id).await?);
+    }
+    let stale_citations = own
         .iter()
-        .filter(|e| e.source_slug == page.slug)
-        .filter_map(|e| visible_grade(e, &table, caller).map(|(status, pinned)| (e, status, pinned)))
+        .zip(&targets)
+        .map(|(e, target)| {
+            let (status, pinned) = grade_for(e, target.as_ref(), caller);
+            (e, status, pinned)
+        })
         .filter(|(_, status, _)| *status != CitationStatus::Current)
         .map(|(e, status, pinned)| StaleCitation {
             target_canonical_id: e.target_canonical_id.clone(),

@@ -19,7 +19,7 @@ use super::common::int_arg;
 use super::{text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
 use wikantik_format::error::Result;
-use wikantik_format::catalog::PageTable;
+use wikantik_format::catalog::{PageRecord, PageTable};
 use wikantik_format::payload::CitationStatus;
 use wikantik_format::payload::CitationEdge;
 use wikantik_mcp::ToolOutcome;
@@ -29,12 +29,16 @@ use crate::reader::ShardStore;
 /// `None` when the caller may not view the source page.
 pub(crate) fn visible_grade(edge: &CitationEdge, table: &PageTable, caller: &Caller) -> Option<(CitationStatus, Option<u32>)> {
     caller.page(table, &edge.source_slug)?;
-    let target_exists = table.by_canonical_id(&edge.target_canonical_id).is_some();
-    let target_visible = caller.page_by_id(table, &edge.target_canonical_id).is_some();
-    Some(match (target_exists, target_visible) {
-        (true, false) => (CitationStatus::TargetMissing, None),
+    Some(grade_for(edge, table.by_canonical_id(&edge.target_canonical_id), caller))
+}
+
+/// The grade of `edge` (whose source `caller` may view) given its target's record: a target
+/// the caller may not view is reported missing, as if it did not exist.
+pub(crate) fn grade_for(edge: &CitationEdge, target: Option<&PageRecord>, caller: &Caller) -> (CitationStatus, Option<u32>) {
+    match target {
+        Some(target) if !caller.can_view(target) => (CitationStatus::TargetMissing, None),
         _ => (edge.status, edge.pinned_target_version),
-    })
+    }
 }
 
 /// Which citations of `page` to list.
