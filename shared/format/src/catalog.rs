@@ -69,7 +69,12 @@ impl PartialEq for PageTable {
 
 impl PageTable {
     pub fn by_slug(&self, slug: &str) -> Option<&PageRecord> {
-        self.pages.binary_search_by(|p| p.slug.as_str().cmp(slug)).ok().and_then(|i| self.pages.get(i))
+        self.position(slug).and_then(|i| self.pages.get(i))
+    }
+
+    /// The position (slug order) of the page with this slug.
+    pub fn position(&self, slug: &str) -> Option<usize> {
+        self.pages.binary_search_by(|p| p.slug.as_str().cmp(slug)).ok()
     }
 
     pub fn by_canonical_id(&self, id: &str) -> Option<&PageRecord> {
@@ -289,8 +294,11 @@ impl PageIndex {
         if !self.acl_latest.is_empty() && self.acl_latest.len() != self.acls.len() {
             return bad("latest changes not one per ACL");
         }
-        if self.id_first.windows(2).any(|w| w[0] >= w[1]) || self.cluster_first.windows(2).any(|w| w[0] >= w[1]) {
+        if self.id_first.windows(2).any(|w| w[0] >= w[1]) {
             return bad("page-ids starts out of order");
+        }
+        if self.cluster_first.windows(2).any(|w| w[0] >= w[1]) {
+            return bad("cluster-cards starts out of order");
         }
         Ok(())
     }
@@ -335,7 +343,10 @@ impl PageIdPart {
     /// The position of the first page (in slug order) with canonical id `id`.
     pub fn position_of(&self, id: &str) -> Option<usize> {
         let i = self.ids.partition_point(|x| x.as_str() < id);
-        (self.ids.get(i).map(String::as_str) == Some(id)).then(|| self.positions.get(i).map(|&p| p as usize)).flatten()
+        if self.ids.get(i)? != id {
+            return None;
+        }
+        self.positions.get(i).map(|&p| p as usize)
     }
 }
 

@@ -57,19 +57,17 @@ pub struct ClusterCards<'a> {
     table: &'a PageTable,
     spine: &'a Spine,
     graph: &'a PageGraph,
-    positions: HashMap<&'a str, u32>,
 }
 
 impl<'a> ClusterCards<'a> {
     pub fn new(table: &'a PageTable, spine: &'a Spine, graph: &'a PageGraph) -> ClusterCards<'a> {
-        let positions = table.pages.iter().enumerate().map(|(i, p)| (p.slug.as_str(), i as u32)).collect();
-        ClusterCards { table, spine, graph, positions }
+        ClusterCards { table, spine, graph }
     }
 
     fn page(&self, slug: &str) -> Option<ClusterPage> {
-        let position = *self.positions.get(slug)?;
-        let record: &PageRecord = self.table.pages.get(position as usize)?;
-        Some(ClusterPage { position, slug: record.slug.clone(), title: record.title.clone(), canonical_id: record.canonical_id.clone() })
+        let position = self.table.position(slug)?;
+        let record: &PageRecord = self.table.pages.get(position)?;
+        Some(ClusterPage { position: position as u32, slug: record.slug.clone(), title: record.title.clone(), canonical_id: record.canonical_id.clone() })
     }
 
     /// The card of cluster `name`, if the spine has it.

@@ -83,8 +83,7 @@ pub struct Scratch {
 
 impl<'a> Relatedness<'a> {
     pub fn new(table: &'a PageTable, graph: &'a PageGraph) -> Relatedness<'a> {
-        let positions: HashMap<&str, u32> = table.pages.iter().enumerate().map(|(i, p)| (p.slug.as_str(), i as u32)).collect();
-        let node_positions = graph.nodes.iter().map(|slug| positions.get(slug.as_str()).copied()).collect();
+        let node_positions = graph.nodes.iter().map(|slug| table.position(slug).map(|i| i as u32)).collect();
         let mut tag_pages: HashMap<&str, Vec<u32>> = HashMap::new();
         for (i, page) in table.pages.iter().enumerate() {
             for tag in &page.tags {

@@ -132,38 +132,35 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
     /// The related pages of each of `pages` that `caller` may view: at most [`MAX_RELATED`],
     /// best first ([`wikantik_format::relations`]).
     pub async fn related(&self, pages: &[&PageRecord], caller: &Caller) -> Result<Vec<Vec<RelatedCandidate>>> {
-        let viewable_first = |candidates: &[RelatedCandidate], can_view: &dyn Fn(u32) -> bool| -> Vec<RelatedCandidate> {
-            candidates.iter().filter(|c| can_view(c.position)).take(MAX_RELATED).cloned().collect()
+        let viewable_first = |candidates: &[RelatedCandidate]| -> Vec<RelatedCandidate> {
+            candidates.iter().filter(|c| self.can_view_position(caller, c.position)).take(MAX_RELATED).cloned().collect()
         };
         if let Source::Records(index) = &self.source {
             if self.reader.manifest().count_of(ShardKind::PageRelations) > 0 {
                 let positions: Vec<Option<usize>> = pages.iter().map(|p| index.position(p.key)).collect();
                 let groups: Vec<Option<u32>> = positions.iter().map(|i| i.and_then(|i| index.record_group_of_position(i))).collect();
-                let mut wanted: Vec<u32> = groups.iter().flatten().copied().collect();
-                wanted.sort_unstable();
-                wanted.dedup();
+                let wanted = distinct(groups.iter().flatten().copied());
                 let loaded: BTreeMap<u32, _> = wanted.iter().copied().zip(self.reader.page_relations_of(&wanted).await?).collect();
-                let can_view = |position: u32| index.acl_at(position as usize).is_some_and(|acl| caller.can_view_under(acl));
                 return Ok(positions
                     .iter()
                     .zip(&groups)
                     .map(|(position, group)| {
                         let candidates = position.zip(group.and_then(|g| loaded.get(&g))).and_then(|(i, part)| part.candidates_at(i));
-                        viewable_first(candidates.unwrap_or_default(), &can_view)
+                        viewable_first(candidates.unwrap_or_default())
                     })
                     .collect());
             }
         }
-        // An index without `page-relations`: ranked from the whole page table and link graph.
+        // An index without `page-relations`: ranked from the whole page table and link graph
+        // (whose positions are the page index's: both are in slug order).
         let table = self.table().await?;
         let graph = self.reader.graph().await?;
         let relatedness = Relatedness::new(&table, &graph.graph);
         let mut scratch = relatedness.scratch();
-        let can_view = |position: u32| table.pages.get(position as usize).is_some_and(|p| caller.can_view(p));
         Ok(pages
             .iter()
             .map(|page| match table.key_index().get(&page.key) {
-                Some(&position) => viewable_first(&relatedness.candidates(position, &mut scratch), &can_view),
+                Some(&position) => viewable_first(&relatedness.candidates(position, &mut scratch)),
                 None => Vec::new(),
             })
             .collect())
@@ -212,10 +209,16 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
 
     /// The `page-records` shards numbered `groups` (each once), by number.
     async fn groups(&self, groups: impl Iterator<Item = u32>) -> Result<BTreeMap<u32, Arc<PageTable>>> {
-        let mut wanted: Vec<u32> = groups.collect();
-        wanted.sort_unstable();
-        wanted.dedup();
+        let wanted = distinct(groups);
         let loaded = self.reader.page_records_of(&wanted).await?;
         Ok(wanted.into_iter().zip(loaded).collect())
     }
+}
+
+/// Shard numbers, each once, ascending.
+fn distinct(numbers: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut wanted: Vec<u32> = numbers.collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    wanted
 }

@@ -269,10 +269,14 @@ pub(super) fn encode(
     // the same order as ever.
     let (graph, spine, citations) = (GraphShard { graph }, SpineShard { spine }, CitationTable { citations });
     let mut page_index = PageIndex::with_record_groups(&table, options.record_partitions_per_shard);
-    let id_parts = if page_index.has_record_groups() { page_index.split_ids(&table) } else { Vec::new() };
-    let (cluster_parts, cluster_first) =
-        if page_index.has_record_groups() { ClusterCards::new(&table, &spine.spine, &graph.graph).parts(page_index.record_starts.len()) } else { (Vec::new(), Vec::new()) };
-    page_index.cluster_first = cluster_first;
+    // Ids and cluster cards are cut like the page records (none when the records are not).
+    let (id_parts, cluster_parts) = if page_index.has_record_groups() {
+        let (cluster_parts, cluster_first) = ClusterCards::new(&table, &spine.spine, &graph.graph).parts(page_index.record_starts.len());
+        page_index.cluster_first = cluster_first;
+        (page_index.split_ids(&table), cluster_parts)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
     let singles: Vec<Encode<'_>> = vec![
         Box::new(|| encode_shard(ShardKind::Pages, 0, &table, None, None)),

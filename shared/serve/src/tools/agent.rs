@@ -454,7 +454,6 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
     let now = latest.unwrap_or(page.updated);
     let verified_raw = scalar(frontmatter, "verified_at");
     let verified_at = verified_raw.as_deref().and_then(parse_date_or_instant);
-    let cluster = page.clusters.first().cloned();
     let is_hub = page.page_type.as_deref().is_some_and(|t| t.trim().eq_ignore_ascii_case("hub"));
 
     let mut summary = non_empty(&page.summary);
@@ -503,10 +502,7 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
     }
 
     let own: Vec<&CitationEdge> = citations.citations.iter().filter(|e| e.source_slug == page.slug).collect();
-    let mut targets = Vec::with_capacity(own.len());
-    for edge in &own {
-        targets.push(catalog.by_canonical_id(&edge.target_canonical_id).await?);
-    }
+    let targets = futures_util::future::try_join_all(own.iter().map(|e| catalog.by_canonical_id(&e.target_canonical_id))).await?;
     let stale_citations = own
         .iter()
         .zip(&targets)
