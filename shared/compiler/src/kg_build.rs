@@ -41,7 +41,7 @@ fn matchable(name: &str) -> Option<Vec<String>> {
 }
 
 /// Edges while building: (source, predicate, target) → (declaring page key, properties).
-type EdgeMap = BTreeMap<(usize, &'static str, usize), (u32, Map<String, Value>)>;
+type EdgeMap = BTreeMap<(usize, &'static str, usize), (u32, EdgeProperties)>;
 
 /// The keys of the pages that make the cluster `name` visible: those of the spine
 /// ([`Spine::visibility_pages`]), or for a value the spine rejects as a cluster path (it still
@@ -97,18 +97,15 @@ impl Builder {
     }
 
     /// Adds an edge (the first declaring page, in slug order, keeps it).
-    fn edge(&mut self, source: usize, predicate: &'static str, target: usize, page: u32, props: Map<String, Value>) {
+    fn edge(&mut self, source: usize, predicate: &'static str, target: usize, page: u32, props: EdgeProperties) {
         if source != target {
             self.edges.entry((source, predicate, target)).or_insert((page, props));
         }
     }
 }
 
-fn derived(derivation: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("derived".into(), Value::Bool(true));
-    m.insert("derivation".into(), Value::String(derivation.into()));
-    m
+fn derived(derivation: &str) -> EdgeProperties {
+    EdgeProperties::derived(derivation)
 }
 
 /// Targets of a legacy `relations:` value: `(key, target)` pairs.
@@ -246,9 +243,9 @@ pub fn build(
             sidecar_entities.insert(e);
             let mut props = derived("entities-sidecar");
             if let Some(sc) = sidecar {
-                props.insert("sidecarProvenance".into(), json!(sc.provenance));
+                props.insert("sidecarProvenance", json!(sc.provenance));
                 if let Some(source) = &sc.source {
-                    props.insert("sidecarSource".into(), json!(source));
+                    props.insert("sidecarSource", json!(source));
                 }
             }
             b.edge(e, "related_to", me, r.key, props);
@@ -266,7 +263,7 @@ pub fn build(
             let Some(t) = by_slug.get(target.as_str()).or_else(|| by_id.get(target.as_str())) else { continue };
             let (predicate, _exact) = legacy_predicate(&key);
             let mut props = derived("relations");
-            props.insert("legacyType".into(), json!(key));
+            props.insert("legacyType", json!(key));
             b.edge(me, predicate, page_node[&t.key], r.key, props);
         }
     }
@@ -466,7 +463,7 @@ mod tests {
             page: u32,
             properties: Map<String, Value>,
         }
-        let old = EdgeBeforeThePageList { id: "e".into(), source: 0, target: 1, predicate: "part_of".into(), page: 7, properties: derived("cluster") };
+        let old = EdgeBeforeThePageList { id: "e".into(), source: 0, target: 1, predicate: "part_of".into(), page: 7, properties: derived("cluster").to_map() };
         let mut bytes = Vec::new();
         ciborium::into_writer(&old, &mut bytes).expect("encode");
         let edge: KgEdge = ciborium::from_reader(bytes.as_slice()).expect("decode");

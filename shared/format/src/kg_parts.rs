@@ -521,7 +521,7 @@ mod tests {
     }
 
     fn edge(source: u32, target: u32, page: u32) -> KgEdge {
-        KgEdge { id: format!("e{source}-{target}"), source, target, predicate: "related_to".into(), page, visible_with_any_of: vec![], properties: Map::new() }
+        KgEdge { id: format!("e{source}-{target}"), source, target, predicate: "related_to".into(), page, visible_with_any_of: vec![], properties: Default::default() }
     }
 
     /// Pages 1 and 2 have ACLs; 3 and 4 do not.

@@ -461,16 +461,41 @@ fn split_runs(keys: &[[u32; 3]], size: usize) -> Vec<&[[u32; 3]]> {
     out
 }
 
-/// Who may see one fact: public alone, or distinct pages. Almost always one, kept inline (a
-/// heap list per fact was a third of the build's memory for the RDF store at 120k pages).
-type Seen = smallvec::SmallVec<[Visibility; 1]>;
+/// One fact as the builder holds it: a triple and one visibility it is seen with.
+type Fact = ([u32; 3], Visibility);
+
+/// Facts are normalised once the list holds twice as many as after the last time (and at
+/// least this many).
+const NORMALISE_FROM: usize = 1 << 16;
+
+/// Sorts `facts` and keeps each triple's visibilities normalised: public alone, or distinct
+/// pages (whoever may view a page may see what anyone may).
+fn normalise(facts: &mut Vec<Fact>) {
+    facts.sort_unstable();
+    facts.dedup();
+    // Public sorts before every page, so it is a triple's first visibility when it has it.
+    let mut public: Option<[u32; 3]> = None;
+    facts.retain(|&(t, v)| {
+        if v == Visibility::Public {
+            public = Some(t);
+            true
+        } else {
+            public != Some(t)
+        }
+    });
+}
 
 /// Collects triples and builds a [`Store`].
 #[derive(Debug, Clone)]
 pub struct StoreBuilder {
     ids: HashMap<Term, u32>,
     terms: Vec<Term>,
-    facts: HashMap<[u32; 3], Seen>,
+    /// Every fact added: a flat list, sorted and normalised whenever it doubles, so a triple
+    /// added many times (a concept's, once per page naming it) costs little. A map from triple
+    /// to visibilities cost about three times the bytes (and twice that while it grew): the
+    /// largest structure of a 120k-page build's RDF stage.
+    facts: Vec<Fact>,
+    normalised: usize,
     partition_size: usize,
     entailment: bool,
 }
@@ -479,18 +504,6 @@ impl Default for StoreBuilder {
     fn default() -> Self {
         Self::new()
     }
-}
-
-/// Adds `v` to a normalised set (public alone, or distinct pages); true if it grew.
-fn add_vis(set: &mut Seen, v: Visibility) -> bool {
-    if set.contains(&Visibility::Public) || set.contains(&v) {
-        return false;
-    }
-    if v == Visibility::Public {
-        set.clear();
-    }
-    set.push(v);
-    true
 }
 
 /// Visibility of a conclusion from two premises (see the module docs); `None` when unrepresentable.
@@ -505,7 +518,7 @@ fn meet(a: Visibility, b: Visibility) -> Option<Visibility> {
 impl StoreBuilder {
     /// A builder with RDFS entailment on and one partition per index.
     pub fn new() -> Self {
-        StoreBuilder { ids: HashMap::new(), terms: Vec::new(), facts: HashMap::new(), partition_size: usize::MAX, entailment: true }
+        StoreBuilder { ids: HashMap::new(), terms: Vec::new(), facts: Vec::new(), normalised: 0, partition_size: usize::MAX, entailment: true }
     }
 
     /// Target entries per partition (at least 1; see the module docs for where cuts fall);
@@ -534,17 +547,11 @@ impl StoreBuilder {
     /// Adds one triple seen by whoever `visibility` allows. Duplicates are merged.
     pub fn add(&mut self, subject: Term, predicate: Term, object: Term, visibility: Visibility) {
         let t = [self.intern(subject), self.intern(predicate), self.intern(object)];
-        add_vis(self.facts.entry(t).or_default(), visibility);
-    }
-
-    /// Number of distinct triples added so far (before entailment).
-    pub fn len(&self) -> usize {
-        self.facts.len()
-    }
-
-    /// Whether nothing was added.
-    pub fn is_empty(&self) -> bool {
-        self.facts.is_empty()
+        self.facts.push((t, visibility));
+        if self.facts.len() >= self.normalised.saturating_mul(2).max(NORMALISE_FROM) {
+            normalise(&mut self.facts);
+            self.normalised = self.facts.len();
+        }
     }
 
     /// Materialises the RDFS closure into `self.facts` (naive fixpoint; hierarchies are shallow).
@@ -556,60 +563,55 @@ impl StoreBuilder {
         let range = self.intern(Term::iri(RDFS_RANGE));
         let literal: Vec<bool> = self.terms.iter().map(Term::is_literal).collect();
         let is_literal = |id: u32| literal.get(id as usize).copied().unwrap_or(false);
-        // Each round derives from the facts of the previous one; the closure is reached when a
-        // round adds nothing. Rounds are bounded by the hierarchies' depth; the cap is a guard.
+        // Each round derives from the facts of the previous one, keeping only what they do not
+        // already hold; the closure is reached when a round derives nothing new. Rounds are
+        // bounded by the hierarchies' depth; the cap is a guard.
         for _round in 0..256 {
+            normalise(&mut self.facts);
+            let facts = &self.facts;
             let mut schema: HashMap<(u32, u32), Vec<(u32, Visibility)>> = HashMap::new();
-            for (&[s, p, o], vis) in &self.facts {
+            for &([s, p, o], v) in facts {
                 if p == sub_class || p == sub_prop || p == domain || p == range {
-                    let list = schema.entry((p, s)).or_default();
-                    for &v in vis {
-                        list.push((o, v));
-                    }
+                    schema.entry((p, s)).or_default().push((o, v));
                 }
             }
             let none: Vec<(u32, Visibility)> = Vec::new();
             let get = |p: u32, s: u32| schema.get(&(p, s)).unwrap_or(&none);
-            let mut derived: Vec<([u32; 3], Visibility)> = Vec::new();
-            let mut facts: Vec<(&[u32; 3], &Seen)> = self.facts.iter().collect();
-            facts.sort_unstable_by_key(|(t, _)| **t);
-            for (&[s, p, o], vis) in facts {
-                for &v in vis {
-                    let mut push = |t: [u32; 3], v2: Visibility| {
-                        if let Some(m) = meet(v, v2) {
-                            derived.push((t, m));
-                        }
-                    };
-                    if p == sub_prop || p == sub_class {
-                        for &(o2, v2) in get(p, o) {
-                            push([s, p, o2], v2); // rdfs5 / rdfs11
-                        }
+            // Held already: publicly, or with this very visibility.
+            let held = |t: [u32; 3], v: Visibility| facts.binary_search(&(t, Visibility::Public)).is_ok() || facts.binary_search(&(t, v)).is_ok();
+            let mut derived: Vec<Fact> = Vec::new();
+            for &([s, p, o], v) in facts {
+                let mut push = |t: [u32; 3], v2: Visibility| {
+                    if let Some(m) = meet(v, v2).filter(|&m| !held(t, m)) {
+                        derived.push((t, m));
                     }
-                    for &(q, v2) in get(sub_prop, p) {
-                        push([s, q, o], v2); // rdfs7
+                };
+                if p == sub_prop || p == sub_class {
+                    for &(o2, v2) in get(p, o) {
+                        push([s, p, o2], v2); // rdfs5 / rdfs11
                     }
-                    if p == ty {
-                        for &(d, v2) in get(sub_class, o) {
-                            push([s, ty, d], v2); // rdfs9
-                        }
+                }
+                for &(q, v2) in get(sub_prop, p) {
+                    push([s, q, o], v2); // rdfs7
+                }
+                if p == ty {
+                    for &(d, v2) in get(sub_class, o) {
+                        push([s, ty, d], v2); // rdfs9
                     }
-                    for &(c, v2) in get(domain, p) {
-                        push([s, ty, c], v2); // rdfs2
-                    }
-                    if !is_literal(o) {
-                        for &(c, v2) in get(range, p) {
-                            push([o, ty, c], v2); // rdfs3
-                        }
+                }
+                for &(c, v2) in get(domain, p) {
+                    push([s, ty, c], v2); // rdfs2
+                }
+                if !is_literal(o) {
+                    for &(c, v2) in get(range, p) {
+                        push([o, ty, c], v2); // rdfs3
                     }
                 }
             }
-            let mut grew = false;
-            for (t, v) in derived {
-                grew |= add_vis(self.facts.entry(t).or_default(), v);
-            }
-            if !grew {
+            if derived.is_empty() {
                 break;
             }
+            self.facts.extend(derived);
         }
     }
 
@@ -642,11 +644,12 @@ impl StoreBuilder {
         if self.entailment && !self.facts.is_empty() {
             self.entail();
         }
+        normalise(&mut self.facts);
         // Nothing is interned from here on: the second copy of every term goes.
         self.ids = HashMap::new();
         // Sort the dictionary and renumber, keeping only terms that occur in a triple.
         let mut used = vec![false; self.terms.len()];
-        for t in self.facts.keys() {
+        for (t, _) in &self.facts {
             for id in t {
                 if let Some(u) = used.get_mut(*id as usize) {
                     *u = true;
@@ -668,11 +671,8 @@ impl StoreBuilder {
         let map = |id: u32| remap.get(id as usize).copied().unwrap_or(u32::MAX);
         let mut by_vis: BTreeMap<Visibility, Vec<[u32; 3]>> = BTreeMap::new();
         // The facts are consumed as they are grouped.
-        for (t, vis) in std::mem::take(&mut self.facts) {
-            let t = [map(t[0]), map(t[1]), map(t[2])];
-            for v in vis {
-                by_vis.entry(v).or_default().push(t);
-            }
+        for (t, v) in std::mem::take(&mut self.facts) {
+            by_vis.entry(v).or_default().push([map(t[0]), map(t[1]), map(t[2])]);
         }
         Ok((terms, by_vis))
     }

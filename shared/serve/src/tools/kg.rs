@@ -23,7 +23,7 @@ use crate::kg_catalog::{KgCatalog, SCAN_BATCH};
 use crate::reader::ShardStore;
 use wikantik_access::access::Caller;
 use wikantik_format::error::{Error, Result};
-use wikantik_format::kg::{stable_id, KgEdge, NodeKind, HUMAN_AUTHORED, PREDICATES};
+use wikantik_format::kg::{stable_id, KgEdge, NodeKind, Properties, HUMAN_AUTHORED, PREDICATES};
 use wikantik_format::kg_parts::KgNodePart;
 use wikantik_format::lexical::SectionKey;
 use wikantik_format::vectors::VectorPartition;
@@ -163,15 +163,15 @@ fn edge_json(part: &KgNodePart, e: &KgEdge) -> Value {
 
 /// A node's or edge's provenance: the entity sidecar's for what only the sidecar declares
 /// (`properties.sidecarProvenance`), else `HUMAN_AUTHORED`.
-fn provenance(properties: &Map<String, Value>) -> &str {
+fn provenance(properties: &impl Properties) -> &str {
     properties
-        .get("sidecarProvenance")
+        .property("sidecarProvenance")
         .and_then(Value::as_str)
         .unwrap_or(HUMAN_AUTHORED)
 }
 
 /// `machine` for `AI_*` provenance, else `human`.
-fn tier(properties: &Map<String, Value>) -> &'static str {
+fn tier(properties: &impl Properties) -> &'static str {
     if provenance(properties).starts_with("AI_") {
         "machine"
     } else {
@@ -181,7 +181,7 @@ fn tier(properties: &Map<String, Value>) -> &'static str {
 
 /// Does a node pass `provenance_filter` (values as `human-authored` or `HUMAN_AUTHORED`;
 /// no filter, or only unknown values, passes everything)?
-fn provenance_ok(args: &Value, properties: &Map<String, Value>) -> bool {
+fn provenance_ok(args: &Value, properties: &impl Properties) -> bool {
     let known: Vec<String> = list_arg(args, "provenance_filter")
         .iter()
         .map(|v| v.trim().to_lowercase().replace('_', "-"))
