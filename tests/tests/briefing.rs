@@ -244,10 +244,12 @@ fn same_request_gives_byte_identical_output() {
     assert_eq!(a, b);
 }
 
-/// What a briefing reads: a prompt-only briefing (the hooks' default) reads neither the page
-/// table nor the spine and graph; pins add the page table; clusters add the spine and graph.
+/// What a briefing reads: a prompt-only briefing (the hooks' default) reads no page records
+/// or cluster cards; pins add their pages' records; clusters add their cards (which list
+/// their members) and the bodies of the members included. None reads the whole page table,
+/// the spine or the link graph.
 #[test]
-fn a_briefing_reads_the_page_table_spine_and_graph_only_for_pins_and_clusters() {
+fn a_briefing_reads_the_records_and_cards_of_its_pins_and_clusters_only() {
     use std::sync::Arc;
     use wikantik::reader::{IndexReader, MemoryStore, ShardCache};
     use wikantik::shard::ShardKind;
@@ -261,15 +263,18 @@ fn a_briefing_reads_the_page_table_spine_and_graph_only_for_pins_and_clusters() 
         let names = store.read_names();
         index.manifest.shards.iter().filter(|s| names.contains(&s.name)).map(|s| s.kind).collect()
     };
-    let catalog = [ShardKind::Pages, ShardKind::Spine, ShardKind::Graph];
+    let whole = [ShardKind::Pages, ShardKind::Spine, ShardKind::Graph];
     let prompt_only = BriefingRequest { prompt: Some("how are shards published".into()), ..Default::default() };
     let read = kinds_read(&prompt_only);
     assert!(read.contains(&ShardKind::Terms), "{read:?}");
-    assert!(catalog.iter().all(|k| !read.contains(k)), "{read:?}");
+    assert!(!read.contains(&ShardKind::PageRecords) && !read.contains(&ShardKind::ClusterCards), "{read:?}");
     let with_pin = BriefingRequest { pins: vec!["Glossary".into()], ..prompt_only.clone() };
     let read = kinds_read(&with_pin);
-    assert!(read.contains(&ShardKind::Pages) && !read.contains(&ShardKind::Spine) && !read.contains(&ShardKind::Graph), "{read:?}");
+    assert!(read.contains(&ShardKind::PageRecords) && read.contains(&ShardKind::Bodies) && !read.contains(&ShardKind::ClusterCards), "{read:?}");
     let with_cluster = BriefingRequest { clusters: vec!["getting-started".into()], ..prompt_only };
     let read = kinds_read(&with_cluster);
-    assert!(catalog.iter().all(|k| read.contains(k)), "{read:?}");
+    assert!(read.contains(&ShardKind::ClusterCards) && read.contains(&ShardKind::Bodies) && !read.contains(&ShardKind::PageRecords), "{read:?}");
+    for read in [kinds_read(&with_pin), read] {
+        assert!(whole.iter().all(|k| !read.contains(k)), "{read:?}");
+    }
 }

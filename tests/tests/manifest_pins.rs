@@ -19,12 +19,13 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// cluster cards by part (`cluster-cards`, with `cluster_first` and `acl_latest` in the page
-/// index).
-const SAMPLE_WIKI_MANIFEST: &str = "f0d8c169bede3f5cfaa755dac719a34a4982aa4380c3d63f31b914b2e683b98c";
+/// cluster cards listing their members (`ClusterPage::listing`: last change, summary, body
+/// size), so that a cluster's briefing reads no page records.
+const SAMPLE_WIKI_MANIFEST: &str = "b46e260e6826642de62914490c1d6fd910f957e2fc1472957091d49b1b201ade";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the cluster cards by part (`cluster-cards`).
-const CORPUS_MANIFEST: &str = "87385210e92f6313d37ad03d66a9141185811c9b337e278301e61d63cb434bf4";
+/// lexical build). Last changed by the cluster cards listing their members
+/// (`ClusterPage::listing`).
+const CORPUS_MANIFEST: &str = "527880b8409c9baa0351686ecb08890127e3dd52f1d3ae3e5b34061f255fcc4c";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -49,15 +49,28 @@ fn the_page_index_and_the_sections_agree_with_the_page_table() {
 /// The sample index as an index written before the page index: no `page-index` shard, and
 /// sections without their pages' ids and versions.
 fn previous_layout(index: &CompiledIndex) -> IndexReader<MemoryStore> {
-    let mut store = MemoryStore::from_compiled(index);
-    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageIndex | ShardKind::Sections)).cloned().collect();
-    for shard in index.shards.iter().filter(|s| s.entry.kind == ShardKind::Sections) {
-        let mut partition: SectionPartition = decode_shard(&shard.entry, &shard.bytes).expect("decode");
+    rewritten(index, ShardKind::Sections, &[ShardKind::PageIndex], |partition: &mut SectionPartition| {
         for page in &mut partition.pages {
             page.canonical_id = None;
             page.version = None;
         }
-        let old = encode_shard(ShardKind::Sections, shard.entry.partition, &partition, shard.entry.first_key.clone(), shard.entry.last_key.clone()).expect("encode");
+    })
+}
+
+/// The index with every shard of `kind` decoded, edited by `edit` and written again, and the
+/// `dropped` kinds left out: the index as an older build wrote it.
+fn rewritten<T: serde::Serialize + serde::de::DeserializeOwned>(
+    index: &CompiledIndex,
+    kind: ShardKind,
+    dropped: &[ShardKind],
+    edit: impl Fn(&mut T),
+) -> IndexReader<MemoryStore> {
+    let mut store = MemoryStore::from_compiled(index);
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != kind && !dropped.contains(&s.kind)).cloned().collect();
+    for shard in index.shards.iter().filter(|s| s.entry.kind == kind) {
+        let mut payload: T = decode_shard(&shard.entry, &shard.bytes).expect("decode");
+        edit(&mut payload);
+        let old = encode_shard(kind, shard.entry.partition, &payload, shard.entry.first_key.clone(), shard.entry.last_key.clone()).expect("encode");
         store.put(&old.entry.name, old.bytes);
         shards.push(old.entry);
     }
@@ -449,4 +462,117 @@ fn agent_projections_read_their_cluster_by_part_and_older_indexes_answer_the_sam
         assert!(!read.iter().any(|n| avoided.contains(n)), "{}: {read:?}", String::from_utf8_lossy(&request.body));
     }
     assert!(hinted * 2 > requests.len(), "most projections name cluster members: {hinted} of {}", requests.len());
+}
+
+/// The sample index with cluster cards as written before they listed their members (last
+/// change, summary, body size): a briefing reads such a cluster from the spine, graph and
+/// page table.
+fn cards_without_listings(index: &CompiledIndex) -> IndexReader<MemoryStore> {
+    rewritten(index, ShardKind::ClusterCards, &[], |part: &mut wikantik::clusters::ClusterPart| {
+        for card in &mut part.clusters {
+            card.hub.iter_mut().for_each(|hub| hub.listing = None);
+            card.members.iter_mut().for_each(|member| member.page.listing = None);
+        }
+    })
+}
+
+#[test]
+fn briefings_read_pins_and_clusters_by_part_and_older_indexes_answer_the_same() {
+    use wikantik::briefing::{assemble_briefing, BriefingConfig, BriefingRequest, ScopeMode};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let spine = decoded!(index, ShardKind::Spine, wikantik::payload::SpineShard).remove(0).spine;
+    let clusters: Vec<String> = spine.clusters.iter().map(|c| c.name.clone()).collect();
+    assert!(clusters.len() >= 3, "{clusters:?}");
+    let restricted: Vec<&wikantik::catalog::PageRecord> = table.pages.iter().filter(|p| !p.acl.is_open_to_everyone()).collect();
+    assert!(!restricted.is_empty());
+    // Pins by slug and by canonical id, restricted pages, a page no wiki has; every cluster
+    // alone, several at once with a prompt, and budgets that turn members into pointers.
+    let mut pins: Vec<String> = table.pages.iter().step_by(5).map(|p| p.slug.clone()).collect();
+    pins.extend(table.pages.iter().skip(2).step_by(7).map(|p| p.canonical_id.clone()));
+    pins.extend(restricted.iter().map(|p| p.slug.clone()));
+    pins.push("NoSuchPage".into());
+    let request = |pins: &[String], clusters: &[String], prompt: Option<&str>, budget: i64| BriefingRequest {
+        pins: pins.to_vec(),
+        clusters: clusters.to_vec(),
+        prompt: prompt.map(str::to_string),
+        budget: Some(budget),
+        scope_mode: ScopeMode::Prefer,
+    };
+    let mut requests: Vec<BriefingRequest> = clusters.iter().map(|c| request(&[], std::slice::from_ref(c), None, 24_000)).collect();
+    requests.push(request(&pins, &[], None, 24_000));
+    requests.push(request(&pins[..3], &clusters[..3], Some("incident review"), 3_000));
+    requests.push(request(&[], &clusters, None, 800));
+    requests.push(request(&[], &["no-such-cluster".to_string()], Some("rotate an api key"), 2_000));
+    let callers = [
+        Caller::anonymous(),
+        Caller::for_key(&["Engineering".to_string()], None),
+        Caller::for_key(&["Admin".to_string()], None),
+    ];
+    fn answer<S: wikantik::reader::ShardStore>(reader: &IndexReader<S>, request: &BriefingRequest, caller: &Caller) -> serde_json::Value {
+        let briefing = block_on(assemble_briefing(reader, request, &BriefingConfig::default(), &BundleConfig::default(), caller)).expect("briefing");
+        let mut briefing = serde_json::to_value(briefing).expect("json");
+        briefing["indexBuild"] = serde_json::Value::Null;
+        briefing
+    }
+    let avoided = [ShardKind::Pages, ShardKind::Graph, ShardKind::Spine].map(|kind| index.manifest.single(kind).expect("single").name.clone());
+    let without_cards = without_parts(&index, ShardKind::ClusterCards, |i| i.cluster_first.clear());
+    let older = [cards_without_listings(&index), without_cards, without_record_shards(&index), previous_layout(&index)];
+    let (mut members_shown, mut pointers) = (0, 0);
+    for request in &requests {
+        for caller in &callers {
+            let store = FaultStore::new(MemoryStore::from_compiled(&index));
+            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let new = answer(&reader, request, caller);
+            let read = store.read_names();
+            assert!(!read.iter().any(|n| avoided.contains(n)), "{request:?}: {read:?}");
+            for old in &older {
+                assert_eq!(new, answer(old, request, caller), "{request:?} for {caller:?}");
+            }
+            let items = new["items"].as_array().cloned().unwrap_or_default();
+            members_shown += items.iter().filter(|i| i["origin"] == "cluster").count();
+            pointers += items.iter().filter(|i| i["included"] == false).count();
+            for item in &items {
+                let page = table.by_slug(item["slug"].as_str().unwrap_or_default()).expect("a page");
+                assert!(caller.can_view(page), "{} shown to {caller:?}", page.slug);
+            }
+        }
+    }
+    assert!(members_shown > 20 && pointers > 0, "members {members_shown}, pointers {pointers}");
+}
+
+#[test]
+fn a_resource_is_read_from_its_record_not_the_page_table_and_older_indexes_answer_the_same() {
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let (config, callers) = config_with_three_callers();
+    let older = [without_record_shards(&index), previous_layout(&index)];
+    let mut found = 0;
+    for slug in table.pages.iter().map(|p| p.slug.as_str()).chain(["NoSuchPage"]) {
+        let rpc = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": { "uri": format!("wiki://page/{slug}") } });
+        let request = Request::new("POST", "/knowledge-mcp")
+            .with_header("Content-Type", "application/json")
+            .with_header("Accept", "application/json, text/event-stream")
+            .with_header("MCP-Protocol-Version", "2025-06-18")
+            .with_body(serde_json::to_vec(&rpc).expect("json"));
+        for caller in &callers {
+            let request = as_caller(&request, caller);
+            let store = FaultStore::new(MemoryStore::from_compiled(&index));
+            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (status, body) = answer(&reader, &request, &config);
+            assert!(!store.read_names().contains(&table_name), "{slug}: the page table was read");
+            found += usize::from(body.contains(r#""contents""#));
+            let body = body.replace(&index.manifest.build_id, "BUILD");
+            for old in &older {
+                assert_eq!((status, body.clone()), answer(old, &request, &config), "{slug} as {caller:?}");
+            }
+        }
+    }
+    let viewable: usize = callers.len() * table.pages.iter().filter(|p| p.acl.is_open_to_everyone()).count();
+    assert!(found >= viewable && found < callers.len() * table.pages.len(), "{found} resources read");
 }

@@ -21,6 +21,21 @@ pub struct ClusterPage {
     pub slug: String,
     pub title: String,
     pub canonical_id: String,
+    /// What a briefing shows of the page and orders it by, so that a cluster's briefing reads
+    /// no page records; absent from cards written before it (a briefing then reads the page
+    /// table, spine and link graph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listing: Option<Listing>,
+}
+
+/// A member as a briefing lists it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// Last change, unix seconds.
+    pub updated: i64,
+    pub summary: String,
+    /// The body's estimated tokens: what including it costs the budget.
+    pub body_tokens: u32,
 }
 
 /// A member of a cluster and the members linking to it.
@@ -37,6 +52,30 @@ pub struct ClusterCard {
     pub name: String,
     pub hub: Option<ClusterPage>,
     pub members: Vec<ClusterMember>,
+}
+
+impl ClusterCard {
+    /// The members `visible` holds for, in the briefing's order
+    /// ([`crate::spine::briefing_member_order`]): the hub first, then the other members by
+    /// referrers among the visible members, newest change, slug. `None` for a card written
+    /// before members carried their [`Listing`].
+    pub fn briefing_order(&self, visible: impl Fn(&ClusterPage) -> bool) -> Option<Vec<&ClusterPage>> {
+        let shown: Vec<bool> = self.members.iter().map(|m| visible(&m.page)).collect();
+        let hub = self.hub.as_ref().filter(|h| visible(h));
+        let mut ranked: Vec<(usize, i64, &ClusterPage)> = Vec::new();
+        for (member, _) in self.members.iter().zip(&shown).filter(|(_, shown)| **shown) {
+            if hub.is_some_and(|h| h.slug == member.page.slug) {
+                continue;
+            }
+            let degree = member.referrers.iter().filter(|&&r| shown.get(r as usize).copied().unwrap_or(false)).count();
+            ranked.push((degree, member.page.listing.as_ref()?.updated, &member.page));
+        }
+        ranked.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.slug.cmp(&b.2.slug)));
+        if hub.is_some_and(|h| h.listing.is_none()) {
+            return None;
+        }
+        Some(hub.into_iter().chain(ranked.into_iter().map(|(_, _, page)| page)).collect())
+    }
 }
 
 /// Payload of a `cluster-cards` shard: cards of consecutive clusters, by name.
@@ -67,7 +106,9 @@ impl<'a> ClusterCards<'a> {
     fn page(&self, slug: &str) -> Option<ClusterPage> {
         let position = self.table.position(slug)?;
         let record: &PageRecord = self.table.pages.get(position)?;
-        Some(ClusterPage { position: position as u32, slug: record.slug.clone(), title: record.title.clone(), canonical_id: record.canonical_id.clone() })
+        Some(ClusterPage { position: position as u32, slug: record.slug.clone(), title: record.title.clone(), canonical_id: record.canonical_id.clone(),
+            listing: Some(Listing { updated: record.updated, summary: record.summary.clone(), body_tokens: record.body_tokens }),
+        })
     }
 
     /// The card of cluster `name`, if the spine has it.
@@ -107,5 +148,68 @@ impl<'a> ClusterCards<'a> {
         }
         let first = out.iter().filter_map(|p| p.clusters.first().map(|c| c.name.clone())).collect();
         (out, first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(position: u32, slug: &str, listing: Option<(i64, u32)>) -> ClusterPage {
+        ClusterPage {
+            position,
+            slug: slug.into(),
+            title: slug.to_uppercase(),
+            canonical_id: format!("id-{slug}"),
+            listing: listing.map(|(updated, body_tokens)| Listing { updated, summary: format!("about {slug}"), body_tokens }),
+        }
+    }
+
+    fn card(listed: bool) -> ClusterCard {
+        let l = |updated| listed.then_some((updated, 10));
+        let member = |p: ClusterPage, referrers: &[u32]| ClusterMember { page: p, referrers: referrers.to_vec() };
+        ClusterCard {
+            name: "c".into(),
+            hub: Some(page(0, "hub", l(1))),
+            members: vec![
+                member(page(0, "hub", l(1)), &[]),
+                member(page(1, "a", l(5)), &[0]),
+                member(page(2, "b", l(9)), &[]),
+                member(page(3, "c", l(5)), &[]),
+                member(page(4, "d", l(2)), &[0, 3]),
+            ],
+        }
+    }
+
+    fn order(card: &ClusterCard, hidden: &[&str]) -> Option<Vec<String>> {
+        card.briefing_order(|p| !hidden.contains(&p.slug.as_str())).map(|pages| pages.iter().map(|p| p.slug.clone()).collect())
+    }
+
+    #[test]
+    fn members_are_ordered_by_visible_referrers_then_newest_then_slug() {
+        let listed = card(true);
+        assert_eq!(order(&listed, &[]), Some(vec!["hub".into(), "d".into(), "a".into(), "b".into(), "c".into()]));
+        // Hidden pages take no part, neither as members nor as referrers.
+        assert_eq!(order(&listed, &["hub"]), Some(vec!["d".into(), "b".into(), "a".into(), "c".into()]));
+        assert_eq!(order(&listed, &["hub", "c"]), Some(vec!["b".into(), "a".into(), "d".into()]));
+        assert_eq!(order(&card(false), &[]), None, "a card without listings cannot order its members");
+    }
+
+    #[test]
+    fn cards_written_before_listings_still_decode() {
+        #[derive(Serialize)]
+        struct PageBeforeListings {
+            position: u32,
+            slug: String,
+            title: String,
+            canonical_id: String,
+        }
+        let mut bytes = Vec::new();
+        ciborium::into_writer(&PageBeforeListings { position: 3, slug: "a".into(), title: "A".into(), canonical_id: "id-a".into() }, &mut bytes).expect("encode");
+        let decoded: ClusterPage = ciborium::from_reader(bytes.as_slice()).expect("decode");
+        assert_eq!(decoded, page(3, "a", None));
+        let mut again = Vec::new();
+        ciborium::into_writer(&decoded, &mut again).expect("encode");
+        assert_eq!(again, bytes, "a page without a listing is written as before");
     }
 }

@@ -14,12 +14,11 @@ use serde::{Deserialize, Serialize};
 
 use wikantik_access::access::Caller;
 use crate::bundle::{assemble_bundle, BundleConfig, BundleRequest, BundleSection, RetrievalMode};
-use wikantik_format::catalog::{PageRecord, PageTable};
 use wikantik_format::payload::BodyPartition;
 use crate::coverage::Coverage;
 use wikantik_format::error::{Error, Result};
 use crate::reader::{IndexReader, ShardStore};
-use wikantik_format::spine::briefing_member_order;
+use crate::page_catalog::{ListedPage, PageCatalog};
 use wikantik_format::tokens::estimate_tokens;
 
 /// `prefer` (in-scope sections first) | `strict` (in-scope sections only).
@@ -146,39 +145,28 @@ pub async fn assemble_briefing<S: ShardStore>(
     }
     let budget = request.budget.unwrap_or(config.default_budget).clamp(config.min_budget, config.max_budget);
 
-    // The prompt's bundle, and what pins and clusters need — the page table, and for clusters
-    // the spine and graph — are fetched concurrently; a prompt-only briefing (what the hooks
-    // send by default) reads none of the three.
+    // The prompt's bundle, and what pins and clusters need — their pages' records, and each
+    // cluster's members in briefing order (from its card) — are fetched concurrently; a
+    // prompt-only briefing (what the hooks send by default) reads none of them.
     let prompt = request.prompt.as_deref().filter(|p| !p.trim().is_empty());
-    let catalog = async {
-        if request.pins.is_empty() && clusters.is_empty() {
-            return Ok(None);
+    let standing = async {
+        if pins.is_empty() && clusters.is_empty() {
+            return Ok(Standing::default());
         }
-        if clusters.is_empty() {
-            return Ok(Some((reader.pages().await?, None)));
-        }
-        let (pages, spine, graph) = futures_util::join!(reader.pages(), reader.spine(), reader.graph());
-        Ok::<_, Error>(Some((pages?, Some((spine?, graph?)))))
+        let catalog = PageCatalog::open(reader).await?;
+        let pinned = resolve_pins(&catalog, caller, &pins).await?;
+        let orders = futures_util::future::try_join_all(clusters.iter().map(|cluster| catalog.briefing_members(caller, cluster))).await?;
+        let members: BTreeMap<&str, Vec<ListedPage>> = clusters.iter().map(|cluster| cluster.as_str()).zip(orders).collect();
+        Ok::<_, Error>(Standing { pinned, members })
     };
     let bundle = async {
         let query = prompt?;
         let bundle_request = BundleRequest { query: query.to_string(), mode: RetrievalMode::Hybrid, k: None, budget: None };
         Some(assemble_bundle(reader, &bundle_request, bundle_config, caller).await)
     };
-    let (catalog, bundle) = futures_util::join!(catalog, bundle);
-    // Without pins or clusters nothing is looked up in the page table: an empty one stands in.
-    let (pages, spine_and_graph) = catalog?.unwrap_or_default();
+    let (standing, bundle) = futures_util::join!(standing, bundle);
+    let Standing { pinned, members } = standing?;
     let mut unknown_clusters: BTreeSet<String> = BTreeSet::new();
-    // Members per requested cluster as the caller sees them, in briefing order.
-    let mut members: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    if let Some((spine_shard, graph_shard)) = &spine_and_graph {
-        let visible = |slug: &str| caller.page(&pages, slug).is_some();
-        let updated = |slug: &str| pages.by_slug(slug).map_or(0, |p| p.updated);
-        for cluster in &clusters {
-            let order = briefing_member_order(&spine_shard.spine, &graph_shard.graph, cluster, &updated, &visible);
-            members.insert(cluster.as_str(), order);
-        }
-    }
 
     let mut ledger = Ledger { budget, used: 0, sections: Vec::new(), coverage: Coverage::empty(), items: Vec::new() };
 
@@ -198,7 +186,7 @@ pub async fn assemble_briefing<S: ShardStore>(
                         if list.is_empty() && unknown_clusters.insert(cluster.to_string()) {
                             warnings.push(format!("unknown cluster: {cluster}"));
                         }
-                        scope.extend(list.iter().map(String::as_str));
+                        scope.extend(list.iter().map(|page| page.slug.as_str()));
                     }
                     let (inside, outside): (Vec<BundleSection>, Vec<BundleSection>) =
                         ordered.into_iter().partition(|s| scope.contains(s.slug.as_str()));
@@ -224,8 +212,7 @@ pub async fn assemble_briefing<S: ShardStore>(
     let mut bodies = Bodies { reader, loaded: BTreeMap::new() };
 
     // Phase 2: pins.
-    for pin in &pins {
-        let Some(page) = resolve_pin(caller, &pages, pin) else { continue };
+    for page in pinned.iter().flatten() {
         if ledger.emitted(&page.slug) {
             continue;
         }
@@ -258,11 +245,10 @@ pub async fn assemble_briefing<S: ShardStore>(
         if list.len() > config.max_cluster_members {
             warnings.push(format!("too many members in cluster {cluster}; first {} included", config.max_cluster_members));
         }
-        for slug in list.iter().take(config.max_cluster_members) {
-            if ledger.emitted(slug) {
+        for page in list.iter().take(config.max_cluster_members) {
+            if ledger.emitted(&page.slug) {
                 continue;
             }
-            let Some(page) = caller.page(&pages, slug) else { continue };
             if ledger.budget - ledger.used < config.pointer_only_floor {
                 ledger.pointer(page, Origin::Cluster);
                 continue;
@@ -285,7 +271,7 @@ pub async fn assemble_briefing<S: ShardStore>(
         if !matched && warned.insert(pin.as_str()) {
             let warning = format!("unknown pin: {pin}");
             #[cfg(feature = "acl-mutation")]
-            let warning = wikantik_format::mutation::restricted_wording(&pages, pin).unwrap_or(warning);
+            let warning = wikantik_format::mutation::restricted_wording(&*reader.pages().await?, pin).unwrap_or(warning);
             warnings.push(warning);
         }
     }
@@ -303,8 +289,28 @@ pub async fn assemble_briefing<S: ShardStore>(
     })
 }
 
-fn resolve_pin<'a>(caller: &Caller, pages: &'a PageTable, pin: &str) -> Option<&'a PageRecord> {
-    caller.page(pages, pin).or_else(|| caller.page_by_id(pages, pin))
+/// What pins and clusters contribute: the pinned pages (`None` for a pin naming no page the
+/// caller may view) and each requested cluster's visible members in briefing order.
+#[derive(Default)]
+struct Standing<'q> {
+    pinned: Vec<Option<ListedPage>>,
+    members: BTreeMap<&'q str, Vec<ListedPage>>,
+}
+
+/// Each pin's page: the one with that slug if `caller` may view it, else the one with that
+/// canonical id if `caller` may view it.
+async fn resolve_pins<S: ShardStore>(catalog: &PageCatalog<'_, S>, caller: &Caller, pins: &[&String]) -> Result<Vec<Option<ListedPage>>> {
+    let slugs: Vec<&str> = pins.iter().map(|p| p.as_str()).collect();
+    let by_slug = catalog.by_slugs(&slugs).await?;
+    let mut pinned = Vec::with_capacity(pins.len());
+    for (pin, page) in slugs.iter().zip(by_slug) {
+        let page = match page.filter(|p| caller.can_view(p)) {
+            Some(page) => Some(page),
+            None => catalog.by_canonical_id(pin).await?.filter(|p| caller.can_view(p)),
+        };
+        pinned.push(page.as_ref().map(ListedPage::of));
+    }
+    Ok(pinned)
 }
 
 struct Ledger {
@@ -320,17 +326,17 @@ impl Ledger {
         self.items.iter().any(|i| i.slug == slug)
     }
 
-    fn include(&mut self, page: &PageRecord, origin: Origin, body: String, est: i64) {
+    fn include(&mut self, page: &ListedPage, origin: Origin, body: String, est: i64) {
         self.used += est;
         self.items.push(item(page, origin, Some(body)));
     }
 
-    fn pointer(&mut self, page: &PageRecord, origin: Origin) {
+    fn pointer(&mut self, page: &ListedPage, origin: Origin) {
         self.items.push(item(page, origin, None));
     }
 }
 
-fn item(page: &PageRecord, origin: Origin, content: Option<String>) -> BriefingItem {
+fn item(page: &ListedPage, origin: Origin, content: Option<String>) -> BriefingItem {
     BriefingItem {
         slug: page.slug.clone(),
         canonical_id: page.canonical_id.clone(),
@@ -348,7 +354,7 @@ struct Bodies<'r, S> {
 }
 
 impl<S: ShardStore> Bodies<'_, S> {
-    async fn text(&mut self, page: &PageRecord) -> Result<String> {
+    async fn text(&mut self, page: &ListedPage) -> Result<String> {
         if !self.loaded.contains_key(&page.partition) {
             let partition = self.reader.bodies(page.partition).await?;
             self.loaded.insert(page.partition, partition);

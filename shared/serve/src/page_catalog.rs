@@ -14,9 +14,10 @@ use std::sync::Arc;
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
-use wikantik_format::clusters::{ClusterCard, ClusterCards};
+use wikantik_format::clusters::{ClusterCard, ClusterCards, ClusterPage};
 use wikantik_format::relations::{RelatedCandidate, Relatedness, MAX_RELATED};
 use wikantik_format::shard::ShardKind;
+use wikantik_format::spine::briefing_member_order;
 
 use crate::reader::{IndexReader, ShardStore};
 
@@ -26,6 +27,49 @@ enum Source {
     Records(Arc<PageIndex>),
     /// The whole page table (indexes without `page-records`).
     Table(Arc<PageTable>),
+}
+
+/// A page as a briefing lists it: what its item shows, what including it costs, and where
+/// its body is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedPage {
+    pub slug: String,
+    pub canonical_id: String,
+    pub title: String,
+    pub summary: String,
+    pub body_tokens: u32,
+    pub key: u32,
+    /// The `bodies` partition holding it.
+    pub partition: u32,
+}
+
+impl ListedPage {
+    pub fn of(record: &PageRecord) -> ListedPage {
+        ListedPage {
+            slug: record.slug.clone(),
+            canonical_id: record.canonical_id.clone(),
+            title: record.title.clone(),
+            summary: record.summary.clone(),
+            body_tokens: record.body_tokens,
+            key: record.key,
+            partition: record.partition,
+        }
+    }
+
+    /// A member as its cluster's card lists it, located through the page index.
+    fn of_card(page: &ClusterPage, index: &PageIndex) -> Option<ListedPage> {
+        let listing = page.listing.as_ref()?;
+        let key = *index.keys.get(page.position as usize)?;
+        Some(ListedPage {
+            slug: page.slug.clone(),
+            canonical_id: page.canonical_id.clone(),
+            title: page.title.clone(),
+            summary: listing.summary.clone(),
+            body_tokens: listing.body_tokens,
+            key,
+            partition: index.by_key(key)?.partition,
+        })
+    }
 }
 
 /// The page records of one pinned index.
@@ -85,6 +129,28 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         let (table, spine, graph) = futures_util::join!(self.table(), self.reader.spine(), self.reader.graph());
         let (table, spine, graph) = (table?, spine?, graph?);
         Ok(ClusterCards::new(&table, &spine.spine, &graph.graph).card(name))
+    }
+
+    /// The members of cluster `name` that `caller` may view, in the briefing's order
+    /// ([`briefing_member_order`]; empty for a cluster the spine does not have): from the
+    /// cluster's card alone, or for an index without cards (or with cards written before they
+    /// listed their members) from the spine, link graph and page table.
+    pub async fn briefing_members(&self, caller: &Caller, name: &str) -> Result<Vec<ListedPage>> {
+        if let Source::Records(index) = &self.source {
+            if !index.cluster_first.is_empty() {
+                let Some(card) = self.cluster(name).await? else { return Ok(Vec::new()) };
+                let order = card.briefing_order(|page| self.can_view_position(caller, page.position));
+                if let Some(listed) = order.and_then(|order| order.into_iter().map(|page| ListedPage::of_card(page, index)).collect::<Option<Vec<_>>>()) {
+                    return Ok(listed);
+                }
+            }
+        }
+        let (table, spine, graph) = futures_util::join!(self.table(), self.reader.spine(), self.reader.graph());
+        let (table, spine, graph) = (table?, spine?, graph?);
+        let visible = |slug: &str| caller.page(&table, slug).is_some();
+        let updated = |slug: &str| table.by_slug(slug).map_or(0, |p| p.updated);
+        let order = briefing_member_order(&spine.spine, &graph.graph, name, &updated, &visible);
+        Ok(order.iter().filter_map(|slug| table.by_slug(slug)).map(ListedPage::of).collect())
     }
 
     /// Whether `caller` may view the page at `position` (slug order).

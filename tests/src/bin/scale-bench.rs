@@ -1,6 +1,6 @@
 //! `cargo run --release -p wikantik-tests --bin scale-bench -- INDEX_DIR [QUERIES_CSV]`: what
 //! each kind of request costs on one built index, through the same `service::handle` every
-//! host runs — bundle, briefing, MCP `assemble_bundle`, `retrieve_context`, `list_pages` and
+//! host runs — bundle, briefing (a prompt; a cluster and a prompt), MCP `assemble_bundle`, `retrieve_context`, `list_pages` and
 //! `get_page_for_agent`, the knowledge-graph tools `get_node`, `traverse`, `search_knowledge`
 //! and `discover_schema`, a SPARQL count, a graph route. For each kind:
 //!
@@ -117,11 +117,20 @@ fn mcp_call(tool: &str, arguments: serde_json::Value) -> Request {
         .with_body(serde_json::to_vec(&body).unwrap_or_default())
 }
 
-/// The request of `kind` for query `q` (a page's slug or canonical id for the page routes).
-fn request(kind: &str, q: &str, slug: &str, canonical_id: &str) -> Request {
+/// What the page and cluster routes ask about: the first page of the list and its cluster.
+struct Subject {
+    slug: String,
+    canonical_id: String,
+    cluster: String,
+}
+
+/// The request of `kind` for query `q` (about `subject` for the page and cluster routes).
+fn request(kind: &str, q: &str, subject: &Subject) -> Request {
+    let (slug, canonical_id) = (subject.slug.as_str(), subject.canonical_id.as_str());
     match kind {
         "bundle" => Request::new("GET", &format!("/api/bundle?q={}", encode(q))),
         "briefing" => Request::new("GET", &format!("/api/briefing?prompt={}&format=md", encode(q))),
+        "briefing cluster" => Request::new("GET", &format!("/api/briefing?clusters={}&prompt={}&format=md", encode(&subject.cluster), encode(q))),
         "mcp assemble_bundle" => mcp_call("assemble_bundle", serde_json::json!({ "query": q })),
         "mcp list_pages" => mcp_call("list_pages", serde_json::json!({})),
         "mcp retrieve_context" => mcp_call("retrieve_context", serde_json::json!({ "query": q })),
@@ -136,9 +145,10 @@ fn request(kind: &str, q: &str, slug: &str, canonical_id: &str) -> Request {
     }
 }
 
-const KINDS: [&str; 12] = [
+const KINDS: [&str; 13] = [
     "bundle",
     "briefing",
+    "briefing cluster",
     "mcp assemble_bundle",
     "mcp retrieve_context",
     "mcp list_pages",
@@ -171,8 +181,13 @@ fn main() {
     let reader = wikantik_tests::block_on(IndexReader::open(&probe, Arc::new(ShardCache::default()))).expect("open the index");
     let manifest = reader.manifest();
     let profile = manifest.dense.as_ref().map_or("lexical-only".to_string(), |d| d.profile.clone());
-    let first = wikantik_tests::block_on(reader.pages()).expect("pages").pages.first().map(|p| (p.slug.clone(), p.canonical_id.clone())).unwrap_or_default();
-    let (slug, canonical_id) = (first.0.as_str(), first.1.as_str());
+    let pages = wikantik_tests::block_on(reader.pages()).expect("pages");
+    let subject = pages
+        .pages
+        .first()
+        .map(|p| Subject { slug: p.slug.clone(), canonical_id: p.canonical_id.clone(), cluster: p.clusters.first().cloned().unwrap_or_default() })
+        .unwrap_or(Subject { slug: String::new(), canonical_id: String::new(), cluster: String::new() });
+    drop(pages);
     println!("index {} (build {}): {} pages, {} sections, {} shards; query encoder: {profile}", index.display(), manifest.build_id, manifest.stats.pages, manifest.stats.sections, manifest.shard_count());
     println!("{:<22} {:>10} {:>6} {:>9} {:>10} | {:>9} {:>9}", "request", "cold bytes", "reads", "cold ms", "peak heap", "warm p50", "warm p95");
     // `SCALE_BENCH_KINDS=bundle,sparql count` measures only those kinds.
@@ -185,7 +200,7 @@ fn main() {
         let started = Instant::now();
         let response = wikantik_tests::block_on(async {
             let reader = IndexReader::open(&store, Arc::new(ShardCache::default())).await;
-            handle(reader.as_ref(), &request(kind, &queries[0], slug, canonical_id), &config).await
+            handle(reader.as_ref(), &request(kind, &queries[0], &subject), &config).await
         });
         let cold_ms = started.elapsed().as_secs_f64() * 1000.0;
         let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
@@ -202,7 +217,7 @@ fn main() {
                 let t = Instant::now();
                 wikantik_tests::block_on(async {
                     let reader = IndexReader::open(&warm_store, cache.clone()).await;
-                    handle(reader.as_ref(), &request(kind, q, slug, canonical_id), &config).await
+                    handle(reader.as_ref(), &request(kind, q, &subject), &config).await
                 });
                 if pass > 0 {
                     samples.push(t.elapsed().as_secs_f64() * 1000.0);

@@ -7,6 +7,7 @@ use wikantik_access::access::Caller;
 use wikantik_format::catalog::PageRecord;
 use wikantik_format::error::{Error, Result};
 use wikantik_mcp::{PageContents, PageResource};
+use crate::page_catalog::PageCatalog;
 use crate::reader::ShardStore;
 
 /// `text/html` for a page exported as HTML, else `text/markdown`.
@@ -37,10 +38,11 @@ pub(super) async fn list<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &
     Ok(viewable(&table, caller).into_iter().map(resource_of).collect())
 }
 
-/// Page `slug` with its raw text, if the caller may view it.
+/// Page `slug` with its raw text, if the caller may view it: its record and its body, not the
+/// whole page table.
 pub(super) async fn read<S: ShardStore>(tools: &KnowledgeTools<'_, S>, slug: &str, caller: &Caller) -> Result<Option<PageContents>> {
-    let table = tools.reader.pages().await?;
-    let Some(page) = caller.page(&table, slug) else { return Ok(None) };
+    let Some(page) = PageCatalog::open(tools.reader).await?.viewable(caller, slug).await? else { return Ok(None) };
+    let page = &page;
     let bodies = Bodies::load(tools.reader, &[page]).await?;
     let body = bodies
         .get(page)
