@@ -223,12 +223,12 @@ impl PageIndex {
 
     /// The `cluster-cards` shard that would hold cluster `name` (`None` when the index has none).
     pub fn cluster_part_of(&self, name: &str) -> Option<u32> {
-        self.cluster_first.partition_point(|first| first.as_str() <= name).checked_sub(1).map(|p| p as u32)
+        part_of(&self.cluster_first, name)
     }
 
     /// The `page-ids` shard that would hold canonical id `id` (`None` when the index has none).
     pub fn id_part_of(&self, id: &str) -> Option<u32> {
-        self.id_first.partition_point(|first| first.as_str() <= id).checked_sub(1).map(|p| p as u32)
+        part_of(&self.id_first, id)
     }
 
     /// The page positions (slug order) of each `page-records` shard, in shard order; empty
@@ -245,8 +245,7 @@ impl PageIndex {
 
     /// The `page-records` shard that would hold `slug` (`None` when the index has none).
     pub fn record_group_of_slug(&self, slug: &str) -> Option<u32> {
-        let after = self.record_first_slugs.partition_point(|first| first.as_str() <= slug);
-        after.checked_sub(1).map(|g| g as u32)
+        part_of(&self.record_first_slugs, slug)
     }
 
     /// The `page-records` shard holding the page at `position` (slug order).
@@ -329,6 +328,12 @@ impl PageIndex {
             acl: self.acls.get(*self.acl_of.get(i)? as usize)?,
         })
     }
+}
+
+/// The part that would hold `key`, given each part's first key (ascending): the last whose
+/// first key is not after it (`None` before the first, or when there are no parts).
+fn part_of(firsts: &[String], key: &str) -> Option<u32> {
+    firsts.partition_point(|first| first.as_str() <= key).checked_sub(1).map(|p| p as u32)
 }
 
 /// Payload of a `page-ids` shard: a run of canonical ids in ascending order with the position

@@ -46,6 +46,14 @@ pub struct ClusterMember {
     pub referrers: Vec<u32>,
 }
 
+impl ClusterMember {
+    /// How many of the members linking to this one are `shown` (parallel to the card's
+    /// members): its in-degree within what a caller sees of the cluster.
+    pub fn referrers_among(&self, shown: &[bool]) -> usize {
+        self.referrers.iter().filter(|&&r| shown.get(r as usize).copied().unwrap_or(false)).count()
+    }
+}
+
 /// One cluster: its hub and its transitive members ([`Spine::members`], slug order).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct ClusterCard {
@@ -60,20 +68,19 @@ impl ClusterCard {
     /// referrers among the visible members, newest change, slug. `None` for a card written
     /// before members carried their [`Listing`].
     pub fn briefing_order(&self, visible: impl Fn(&ClusterPage) -> bool) -> Option<Vec<&ClusterPage>> {
-        let shown: Vec<bool> = self.members.iter().map(|m| visible(&m.page)).collect();
         let hub = self.hub.as_ref().filter(|h| visible(h));
+        if hub.is_some_and(|h| h.listing.is_none()) {
+            return None;
+        }
+        let shown: Vec<bool> = self.members.iter().map(|m| visible(&m.page)).collect();
         let mut ranked: Vec<(usize, i64, &ClusterPage)> = Vec::new();
         for (member, _) in self.members.iter().zip(&shown).filter(|(_, shown)| **shown) {
             if hub.is_some_and(|h| h.slug == member.page.slug) {
                 continue;
             }
-            let degree = member.referrers.iter().filter(|&&r| shown.get(r as usize).copied().unwrap_or(false)).count();
-            ranked.push((degree, member.page.listing.as_ref()?.updated, &member.page));
+            ranked.push((member.referrers_among(&shown), member.page.listing.as_ref()?.updated, &member.page));
         }
         ranked.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.slug.cmp(&b.2.slug)));
-        if hub.is_some_and(|h| h.listing.is_none()) {
-            return None;
-        }
         Some(hub.into_iter().chain(ranked.into_iter().map(|(_, _, page)| page)).collect())
     }
 }
@@ -106,7 +113,11 @@ impl<'a> ClusterCards<'a> {
     fn page(&self, slug: &str) -> Option<ClusterPage> {
         let position = self.table.position(slug)?;
         let record: &PageRecord = self.table.pages.get(position)?;
-        Some(ClusterPage { position: position as u32, slug: record.slug.clone(), title: record.title.clone(), canonical_id: record.canonical_id.clone(),
+        Some(ClusterPage {
+            position: position as u32,
+            slug: record.slug.clone(),
+            title: record.title.clone(),
+            canonical_id: record.canonical_id.clone(),
             listing: Some(Listing { updated: record.updated, summary: record.summary.clone(), body_tokens: record.body_tokens }),
         })
     }

@@ -202,8 +202,9 @@ impl Manifest {
     }
 
     /// Move the rows of every kind of more than `from` shards (`page-records`,
-    /// `page-relations`, `page-ids` and `cluster-cards`: more than [`MIN_DIRECTORY_ROWS`]) into directory shards of about √n rows each; returns the manifest naming them and the directory shards to write
-    /// beside the others. `None` (or a manifest that already has directories) keeps every row
+    /// `page-relations`, `page-ids` and `cluster-cards`: more than [`MIN_DIRECTORY_ROWS`]) into
+    /// directory shards of about √n rows each; returns the manifest naming them and the
+    /// directory shards to write beside the others. `None` (or a manifest that already has directories) keeps every row
     /// listed.
     pub fn with_directories(mut self, from: Option<usize>) -> Result<(Manifest, Vec<EncodedShard>)> {
         let Some(from) = from else { return Ok((self, Vec::new())) };

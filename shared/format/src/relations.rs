@@ -43,8 +43,13 @@ pub struct RelatedCandidate {
 impl RelatedCandidate {
     /// 2 points per link direction, 1 per shared tag.
     pub fn score(&self) -> usize {
-        2 * usize::from(self.links_to) + 2 * usize::from(self.linked_from) + self.shared_tags.len()
+        points(self.links_to, self.linked_from, self.shared_tags.len())
     }
+}
+
+/// A related page's score: 2 points per link direction, 1 per shared tag.
+fn points(links_to: bool, linked_from: bool, shared_tags: usize) -> usize {
+    2 * usize::from(links_to) + 2 * usize::from(linked_from) + shared_tags
 }
 
 /// Payload of a `page-relations` shard: the related-page candidates of the pages of one
@@ -132,9 +137,9 @@ impl<'a> Relatedness<'a> {
             .map(|&other| {
                 let (to, from) = links.get(&other).copied().unwrap_or_default();
                 let shared = scratch.shared.get(other as usize).copied().unwrap_or(0) as usize;
-                (2 * usize::from(to) + 2 * usize::from(from) + shared, other)
+                (points(to, from, shared), other)
             })
-            .chain(links.iter().filter(|(other, _)| scratch.shared.get(**other as usize).is_none_or(|&c| c == 0)).map(|(&other, &(to, from))| (2 * usize::from(to) + 2 * usize::from(from), other)))
+            .chain(links.iter().filter(|(other, _)| scratch.shared.get(**other as usize).is_none_or(|&c| c == 0)).map(|(&other, &(to, from))| (points(to, from, 0), other)))
             .filter(|&(score, other)| score > 0 && other as usize != position)
             .collect();
         for &other in &scratch.touched {

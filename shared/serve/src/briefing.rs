@@ -306,7 +306,7 @@ async fn resolve_pins<S: ShardStore>(catalog: &PageCatalog<'_, S>, caller: &Call
     for (pin, page) in slugs.iter().zip(by_slug) {
         let page = match page.filter(|p| caller.can_view(p)) {
             Some(page) => Some(page),
-            None => catalog.by_canonical_id(pin).await?.filter(|p| caller.can_view(p)),
+            None => catalog.viewable_by_id(caller, pin).await?,
         };
         pinned.push(page.as_ref().map(ListedPage::of));
     }

@@ -242,6 +242,11 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         Ok(self.by_slug(slug).await?.filter(|p| caller.can_view(p)))
     }
 
+    /// The page with this canonical id if `caller` may view it (restricted ≡ nonexistent).
+    pub async fn viewable_by_id(&self, caller: &Caller, id: &str) -> Result<Option<PageRecord>> {
+        Ok(self.by_canonical_id(id).await?.filter(|p| caller.can_view(p)))
+    }
+
     /// The pages `caller` may view, in slug order: how many there are, and the records of
     /// those from `offset`, at most `limit`. Counting reads only the page index's ACLs; the
     /// records come from the shards holding the window.

@@ -417,7 +417,7 @@ fn prefer_pages(page: &PageRecord, card: &ClusterCard, can_view: impl Fn(u32) ->
         .iter()
         .zip(&viewable)
         .filter(|(m, &v)| v && m.page.slug != page.slug && Some(m.page.slug.as_str()) != hub.map(|h| h.slug.as_str()))
-        .map(|(m, _)| (m.referrers.iter().filter(|&&r| viewable.get(r as usize).copied().unwrap_or(false)).count(), &m.page))
+        .map(|(m, _)| (m.referrers_among(&viewable), &m.page))
         .collect();
     others.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.title.cmp(&b.1.title)).then_with(|| a.1.slug.cmp(&b.1.slug)));
     out.extend(others.into_iter().map(|(_, p)| entry(p, "cluster_member")));
@@ -431,7 +431,7 @@ pub(super) async fn get_page_for_agent<S: ShardStore>(tools: &KnowledgeTools<'_,
     // The page, its cluster's card and the newest change the caller may see, each read by
     // part (an older index answers from its page table, spine and graph).
     let catalog = PageCatalog::open(reader).await?;
-    let page = catalog.by_canonical_id(&id).await?.filter(|p| caller.can_view(p)).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
+    let page = catalog.viewable_by_id(caller, &id).await?.ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
     let page = &page;
     let wanted = [page];
     let cluster = page.clusters.first().cloned();

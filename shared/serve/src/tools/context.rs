@@ -87,7 +87,7 @@ fn pages_of(sections: &[(SectionKey, f64)]) -> PageRanking {
 /// The first `limit` of `ranked`, where pages in `exact` are never cut for pages that are not:
 /// each exact page beyond the cut takes the place of the lowest-ranked non-exact page kept.
 /// Order is the ranking's.
-fn cut_keeping_exact<T: Copy>(ranked: &[T], limit: usize, is_exact: impl Fn(&T) -> bool) -> Vec<T> {
+fn cut_keeping_exact<T: Clone>(ranked: &[T], limit: usize, is_exact: impl Fn(&T) -> bool) -> Vec<T> {
     let mut keep: Vec<bool> = (0..ranked.len()).map(|i| i < limit).collect();
     let mut give_up = (0..ranked.len().min(limit)).rev().filter(|&i| !is_exact(&ranked[i]));
     for i in limit..ranked.len() {
@@ -101,7 +101,7 @@ fn cut_keeping_exact<T: Copy>(ranked: &[T], limit: usize, is_exact: impl Fn(&T) 
             }
         }
     }
-    ranked.iter().zip(keep).filter(|(_, k)| *k).map(|(r, _)| *r).collect()
+    ranked.iter().zip(keep).filter(|(_, k)| *k).map(|(r, _)| r.clone()).collect()
 }
 
 pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
@@ -131,20 +131,15 @@ pub(super) async fn retrieve_context<S: ShardStore>(tools: &KnowledgeTools<'_, S
     let PageRanking { pages: ranked, sections } = pages_of(&ranking.sections);
     let total_matched = ranked.len();
     // Without filters only the chosen pages' records are read; filters need every candidate's.
-    let chosen: Vec<(PageRecord, f64)> = if filter.is_empty() {
-        let keys = cut_keeping_exact(&ranked, max_pages as usize, |(key, _)| ranking.exact_pages.contains(key));
-        let records = catalog.by_keys(&keys.iter().map(|(k, _)| *k).collect::<Vec<_>>()).await?;
-        records.into_iter().zip(&keys).filter_map(|(p, &(_, score))| p.filter(|p| caller.can_view(p)).map(|p| (p, score))).collect()
-    } else {
-        let records = catalog.by_keys(&ranked.iter().map(|(k, _)| *k).collect::<Vec<_>>()).await?;
-        let eligible: Vec<(PageRecord, f64)> = records
-            .into_iter()
-            .zip(&ranked)
-            .filter_map(|(p, &(_, score))| p.filter(|p| caller.can_view(p) && filter.matches(p)).map(|p| (p, score)))
-            .collect();
-        let cut = cut_keeping_exact(&(0..eligible.len()).collect::<Vec<_>>(), max_pages as usize, |&i| eligible.get(i).is_some_and(|(p, _)| ranking.exact_pages.contains(&p.key)));
-        cut.into_iter().filter_map(|i| eligible.get(i).cloned()).collect()
-    };
+    let limit = max_pages as usize;
+    let candidates = if filter.is_empty() { cut_keeping_exact(&ranked, limit, |(key, _)| ranking.exact_pages.contains(key)) } else { ranked };
+    let records = catalog.by_keys(&candidates.iter().map(|(k, _)| *k).collect::<Vec<_>>()).await?;
+    let eligible: Vec<(PageRecord, f64)> = records
+        .into_iter()
+        .zip(&candidates)
+        .filter_map(|(p, &(_, score))| p.filter(|p| caller.can_view(p) && filter.matches(p)).map(|p| (p, score)))
+        .collect();
+    let chosen = if filter.is_empty() { eligible } else { cut_keeping_exact(&eligible, limit, |(p, _)| ranking.exact_pages.contains(&p.key)) };
 
     let wanted: Vec<ScoredSection> = chosen
         .iter()

@@ -135,6 +135,6 @@ pub(super) async fn list_pages_by_filter<S: ShardStore>(
 pub(super) async fn get_page_by_id<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let id = text_arg(args, "id").or_else(|| text_arg(args, "canonical_id")).ok_or_else(|| Error::Invalid("id (or canonical_id) argument is required".into()))?;
     let catalog = PageCatalog::open(tools.reader).await?;
-    let page = catalog.by_canonical_id(&id).await?.filter(|p| caller.can_view(p)).ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
+    let page = catalog.viewable_by_id(caller, &id).await?.ok_or_else(|| Error::Invalid(format!("no page for canonical_id {id}")))?;
     Ok(ToolOutcome::Json(descriptor_value(&page)))
 }
