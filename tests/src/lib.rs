@@ -152,14 +152,31 @@ pub fn reader_with_shards(
     mut store: wikantik::reader::MemoryStore,
     shards: Vec<wikantik::shard::ShardEntry>,
 ) -> wikantik::reader::IndexReader<wikantik::reader::MemoryStore> {
+    let pointer = put_layout(index, &mut store, shards, None);
+    block_on(wikantik::reader::IndexReader::open_at(store, pointer, std::sync::Arc::new(wikantik::reader::ShardCache::default()))).expect("open the other layout")
+}
+
+/// Writes into `store` a manifest of `index` listing `shards` (rows of kinds of more than
+/// `directories_from` shards moved into directory shards, also written) and returns the
+/// pointer to it: [`reader_with_shards`] for a reader over another store type.
+pub fn put_layout(
+    index: &CompiledIndex,
+    store: &mut wikantik::reader::MemoryStore,
+    shards: Vec<wikantik::shard::ShardEntry>,
+    directories_from: Option<usize>,
+) -> wikantik::shard::Pointer {
     let m = &index.manifest;
     let mut manifest = wikantik::manifest::Manifest::new(m.generator.clone(), m.stats.clone(), m.analyzer, m.chunker, m.lexical.clone(), shards).expect("manifest");
     if let Some(dense) = &m.dense {
         manifest = manifest.with_dense(dense.clone()).expect("manifest with its dense side");
     }
+    let (manifest, directories) = manifest.with_directories(directories_from).expect("directories");
+    for directory in directories {
+        store.put(&directory.entry.name, directory.bytes);
+    }
     let (name, bytes, pointer) = manifest.encode().expect("encode manifest");
     store.put(&name, bytes);
-    block_on(wikantik::reader::IndexReader::open_at(store, pointer, std::sync::Arc::new(wikantik::reader::ShardCache::default()))).expect("open the other layout")
+    pointer
 }
 
 /// A Markdown page with frontmatter.

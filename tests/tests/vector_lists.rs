@@ -221,3 +221,86 @@ fn a_grouped_index_reads_its_opened_groups_and_probed_lists_only() {
     let found: std::collections::HashSet<_> = hits.sections.iter().map(|s| s.0).collect();
     assert!(exact.iter().filter(|s| found.contains(&s.0)).count() >= 8, "grouped routing kept the exact top 10: {exact:?}");
 }
+
+/// A grouped index's groups name their lists' shards: a cold dense query fetches the lists it
+/// probes by those names and reads no manifest directory of lists, however many lists the
+/// directories hold. Groups written before they named them are still served, their lists
+/// located through the directories, with the same ranking.
+#[test]
+fn grouped_lists_are_fetched_by_the_names_their_groups_hold() {
+    use std::collections::HashSet;
+    use wikantik::compile::CompileOptions;
+    use wikantik::dense::VectorPartition;
+    use wikantik::shard::{decode_shard, encode_shard};
+
+    let options = CompileOptions { grouped_lists_from: 2, directories_from: Some(2), ..CompileOptions::default() };
+    let index = wikantik_tests::compile_dir_with_vectors_and(&large_wiki("vector-lists-named", 240), &options);
+    let m = &index.manifest;
+    assert!(m.directories_of(ShardKind::Vectors).count() > 1, "the lists are listed through directories");
+    let memory = MemoryStore::from_compiled(&index);
+    let rows = m.every_shard(|e| Ok(memory.object(&e.name).expect("directory").to_vec())).expect("every shard");
+    let list_names: HashSet<String> = rows.iter().filter(|s| s.kind == ShardKind::Vectors).map(|s| s.name.clone()).collect();
+    let list_directories: HashSet<String> = m.directories_of(ShardKind::Vectors).map(|d| d.shard.name.clone()).collect();
+    let cold_search = |store: FaultStore<MemoryStore>, pointer: Option<wikantik::shard::Pointer>| {
+        let cache = Arc::new(ShardCache::default());
+        let reader = match pointer {
+            Some(pointer) => block_on(IndexReader::open_at(store.clone(), pointer, cache)),
+            None => block_on(IndexReader::open(store.clone(), cache)),
+        }
+        .expect("open");
+        let probe = block_on(reader.vector_lists()).expect("lists").expect("vector lists").probe as usize;
+        let hits = block_on(dense_search(&reader, "orbit ledger", 30)).expect("dense search").expect("vectors");
+        let read = store.read_names();
+        let lists_read = read.iter().filter(|n| list_names.contains(*n)).count();
+        let directories_read = read.iter().filter(|n| list_directories.contains(*n)).count();
+        (hits.sections, probe, lists_read, directories_read)
+    };
+
+    let (named, probe, lists_read, directories_read) = cold_search(FaultStore::new(memory.clone()), None);
+    assert_eq!(named.len(), 30);
+    assert_eq!(lists_read, probe, "exactly the probed lists");
+    assert_eq!(directories_read, 0, "no directory of lists is read");
+
+    // The same index with groups that name no shards (as written before they did).
+    let mut old_store = memory.clone();
+    let mut shards: Vec<_> = rows.iter().filter(|s| !matches!(s.kind, ShardKind::VectorGroups | ShardKind::Directory)).cloned().collect();
+    for entry in rows.iter().filter(|s| s.kind == ShardKind::VectorGroups) {
+        let mut group: VectorPartition = decode_shard(entry, memory.object(&entry.name).expect("group")).expect("decode group");
+        assert_eq!(group.list_shards.len(), group.keys.len(), "a group names each of its lists");
+        group.list_shards.clear();
+        let shard = encode_shard(ShardKind::VectorGroups, entry.partition, &group, None, None).expect("encode group");
+        old_store.put(&shard.entry.name, shard.bytes);
+        shards.push(shard.entry);
+    }
+    let pointer = wikantik_tests::put_layout(&index, &mut old_store, shards, Some(2));
+    let (old, _, lists_read, directories_read) = cold_search(FaultStore::new(old_store), Some(pointer));
+    assert_eq!(old, named, "the same ranking");
+    assert_eq!(lists_read, probe);
+    assert!(directories_read > 0, "older groups locate their lists through the directories");
+}
+
+/// A group whose named shard is not its list's (another kind or partition) is refused with
+/// an error naming the group, not followed.
+#[test]
+fn a_group_naming_another_shard_for_a_list_is_refused() {
+    use wikantik::compile::CompileOptions;
+    use wikantik::dense::VectorPartition;
+    use wikantik::shard::{decode_shard, encode_shard};
+
+    let options = CompileOptions { grouped_lists_from: 2, ..CompileOptions::default() };
+    let index = wikantik_tests::compile_dir_with_vectors_and(&large_wiki("vector-lists-misnamed", 240), &options);
+    let mut store = MemoryStore::from_compiled(&index);
+    let m = &index.manifest;
+    let mut shards: Vec<_> = m.shards.iter().filter(|s| s.kind != ShardKind::VectorGroups).cloned().collect();
+    for entry in m.shards_of(ShardKind::VectorGroups) {
+        let mut group: VectorPartition = decode_shard(entry, store.object(&entry.name).expect("group")).expect("decode group");
+        // Every list named by its neighbour's row.
+        group.list_shards.rotate_left(1);
+        let shard = encode_shard(ShardKind::VectorGroups, entry.partition, &group, None, None).expect("encode group");
+        store.put(&shard.entry.name, shard.bytes);
+        shards.push(shard.entry);
+    }
+    let reader = wikantik_tests::reader_with_shards(&index, store, shards);
+    let error = block_on(dense_search(&reader, "orbit ledger", 30)).expect_err("a misnamed list is refused");
+    assert!(error.to_string().contains("vector-groups"), "{error}");
+}

@@ -143,8 +143,7 @@ pub async fn ivf_report<S: ShardStore, E: ShardStore>(
     let mut fetched = 0.0;
     for q in queries {
         let vector = embed_query(probed, &encoder, &q.query).await?;
-        let probed_lists = probed_lists(probed, &vector).await?.unwrap_or_default();
-        fetched += probed.entries(ShardKind::Vectors, &probed_lists).await?.iter().map(|s| s.size).sum::<u64>() as f64;
+        fetched += probed_lists(probed, &vector).await?.unwrap_or_default().iter().map(|s| s.size).sum::<u64>() as f64;
         for (sum, &k) in sums.iter_mut().zip(depths) {
             let found: HashSet<_> = dense_search_vector(probed, &vector, k).await?.sections.into_iter().map(|(key, _)| key).collect();
             let top = dense_search_vector(exact, &vector, k).await?.sections;

@@ -18,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::shard::ShardEntry;
 use crate::vectors::VectorPartition;
 use crate::error::{Error, Result};
 
@@ -109,6 +110,28 @@ impl VectorLists {
                 _ => Err(Error::Invalid("vector-groups shard: a list number out of range".into())),
             })
             .collect()
+    }
+
+    /// The `vectors` shards of `lists` as the opened groups name them
+    /// ([`VectorPartition::list_shards`]), in the order of `lists`; `Ok(None)` when a list's
+    /// group names none (ungrouped, or groups written before they did): those lists are
+    /// located through the manifest.
+    pub fn named_list_shards(&self, opened: &[&VectorPartition], lists: &[u32]) -> Result<Option<Vec<ShardEntry>>> {
+        let mut named = Vec::with_capacity(lists.len());
+        for &list in lists {
+            let mut found = None;
+            for group in opened {
+                if let Some(entry) = group.list_shard(list)? {
+                    found = Some(entry.clone());
+                    break;
+                }
+            }
+            match found {
+                Some(entry) => named.push(entry),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(named))
     }
 
     /// The `probe` lists a query scans, best first: the nearest centroids, or in a grouped

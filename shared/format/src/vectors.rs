@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::kernels::{dot4_i16_i8, i16_activation_limit, quantize_row_i16};
 use crate::lexical::SectionKey;
 use crate::model::{F32Bytes, I8Bytes};
+use crate::shard::{ShardEntry, ShardKind};
 
 /// Similarity thresholds, calibrated for the shipped embedding model and recorded in the
 /// manifest (CONTRACT §3.10); configurable per deployment.
@@ -142,6 +143,12 @@ pub struct VectorPartition {
     /// `card_keys.len() × dim` int8 codes, row-major, with the same per-dimension scales.
     #[serde(default)]
     pub card_codes: I8Bytes,
+    /// Only in a `vector-groups` shard: the manifest rows of its lists' `vectors` shards,
+    /// parallel to `keys` (list numbers), so a query fetches the lists it probes without
+    /// reading the manifest directories that list them. Empty elsewhere and in groups written
+    /// before it (their lists are located through the manifest).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub list_shards: Vec<ShardEntry>,
 }
 
 impl VectorPartition {
@@ -192,7 +199,27 @@ impl VectorPartition {
             card_keys: cards.iter().map(|(k, _)| *k).collect(),
             card_codes: I8Bytes(card_codes),
             scales: F32Bytes(scales),
+            list_shards: Vec::new(),
         })
+    }
+
+    /// In a `vector-groups` shard, the manifest row of list `list`'s `vectors` shard:
+    /// `Ok(None)` when the group names no shards (written before [`VectorPartition::list_shards`])
+    /// or does not hold the list; an error when the rows do not match its keys.
+    pub fn list_shard(&self, list: u32) -> Result<Option<&ShardEntry>> {
+        if self.list_shards.is_empty() {
+            return Ok(None);
+        }
+        let bad = |message: String| Error::Decode { name: "vector-groups".into(), message };
+        if self.list_shards.len() != self.keys.len() {
+            return Err(bad(format!("{} list shards for {} lists", self.list_shards.len(), self.keys.len())));
+        }
+        let Ok(i) = self.keys.binary_search(&u64::from(list)) else { return Ok(None) };
+        let entry = &self.list_shards[i];
+        if entry.kind != ShardKind::Vectors || entry.partition != list {
+            return Err(bad(format!("list {list} names the shard of {} partition {}", entry.kind, entry.partition)));
+        }
+        Ok(Some(entry))
     }
 
     /// The dequantized vector of row `i`.

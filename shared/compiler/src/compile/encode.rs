@@ -212,11 +212,24 @@ pub(super) fn encode(
             .collect();
         // Each page card goes with the list nearest it (no shard of every card).
         let page_cards = keys.iter().zip(cards).map(|(&key, e)| (key, e.clone())).collect();
-        let built = crate::ivf_build::build(v.model.dim, rows, page_cards, options.grouped_lists_from)?;
+        let mut built = crate::ivf_build::build(v.model.dim, rows, page_cards, options.grouped_lists_from)?;
+        let mut list_entries = Vec::with_capacity(built.lists.len());
         for (p, list) in built.lists.iter().enumerate() {
-            shards.push(encode_shard(ShardKind::Vectors, p as u32, list, None, None)?);
+            let shard = encode_shard(ShardKind::Vectors, p as u32, list, None, None)?;
+            list_entries.push(shard.entry.clone());
+            shards.push(shard);
         }
-        for (g, group) in built.groups.iter().enumerate() {
+        for (g, group) in built.groups.iter_mut().enumerate() {
+            // A group names its lists' shards: a query opening it needs no manifest directory.
+            group.list_shards = group
+                .keys
+                .iter()
+                .map(|&list| {
+                    usize::try_from(list).ok().and_then(|l| list_entries.get(l)).cloned().ok_or_else(|| {
+                        wikantik_format::error::Error::Invalid(format!("vector group {g} holds list {list} of {}", list_entries.len()))
+                    })
+                })
+                .collect::<Result<_>>()?;
             shards.push(encode_shard(ShardKind::VectorGroups, g as u32, group, None, None)?);
         }
         vector_partitions = built.lists;

@@ -26,7 +26,7 @@
 
 use wikantik_format::error::Result;
 use wikantik_format::lexical::SectionKey;
-use wikantik_format::shard::ShardKind;
+use wikantik_format::shard::{ShardEntry, ShardKind};
 pub use wikantik_format::vectors::{scan_partitions, top_k, DenseInfo, VectorPartition, PROFILE_LITE, PROFILE_QUALITY};
 
 use crate::reader::{IndexReader, ShardStore};
@@ -67,21 +67,28 @@ pub async fn dense_search<S: ShardStore>(reader: &IndexReader<S>, query: &str, l
 async fn searched_partitions<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32], graph: bool) -> Result<Vec<std::sync::Arc<VectorPartition>>> {
     if !graph {
         if let Some(probed) = probed_lists(reader, vector).await? {
-            return reader.vectors_of(&probed).await;
+            return reader.load_many(&probed.iter().collect::<Vec<_>>()).await;
         }
     }
     reader.vectors().await
 }
 
-/// The vector lists a search for `vector` scans (`probe` of them, best first): the nearest
-/// centroids, or in a grouped index the nearest among the lists of the groups it opens;
-/// `Ok(None)` for indexes without vector lists.
-pub async fn probed_lists<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32]) -> Result<Option<Vec<u32>>> {
+/// The `vectors` shards of the vector lists a search for `vector` scans (`probe` of them,
+/// best first): the nearest centroids, or in a grouped index the nearest among the lists of
+/// the groups it opens, whose shards those groups name; `Ok(None)` for indexes without
+/// vector lists.
+pub async fn probed_lists<S: ShardStore>(reader: &IndexReader<S>, vector: &[f32]) -> Result<Option<Vec<ShardEntry>>> {
     let Some(lists) = reader.vector_lists().await? else { return Ok(None) };
     // Ungrouped, no group is opened (and none is read).
     let groups = reader.vector_groups(&lists.nearest_groups(vector)?).await?;
     let opened: Vec<&VectorPartition> = groups.iter().map(|g| g.as_ref()).collect();
-    Ok(Some(lists.route(&opened, vector, lists.probe as usize)?))
+    let probed = lists.route(&opened, vector, lists.probe as usize)?;
+    // Ungrouped lists, and groups written before they named their lists, go through the
+    // manifest (and its directories).
+    match lists.named_list_shards(&opened, &probed)? {
+        Some(named) => Ok(Some(named)),
+        None => reader.entries(ShardKind::Vectors, &probed).await.map(Some),
+    }
 }
 
 /// The `limit` sections most similar to a query vector (the HNSW graph when the index has
