@@ -19,13 +19,12 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// cluster cards listing their members (`ClusterPage::listing`: last change, summary, body
-/// size), so that a cluster's briefing reads no page records.
-const SAMPLE_WIKI_MANIFEST: &str = "b46e260e6826642de62914490c1d6fd910f957e2fc1472957091d49b1b201ade";
+/// `cluster-index` and `tag-index` shards (every cluster with its hub, and every tag, with
+/// their pages tallied by ACL), so that listings of every cluster or tag read no page table.
+const SAMPLE_WIKI_MANIFEST: &str = "b782974230b8f532be5cac3fd7749c1b27e4580c14f243b5d4e8ec25c759c0e3";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the cluster cards listing their members
-/// (`ClusterPage::listing`).
-const CORPUS_MANIFEST: &str = "527880b8409c9baa0351686ecb08890127e3dd52f1d3ae3e5b34061f255fcc4c";
+/// lexical build). Last changed by the `cluster-index` and `tag-index` shards.
+const CORPUS_MANIFEST: &str = "84e969f249aa89d3c941b10ccaf94c122b0b123ad9b12f3b1b8e2eb85ed7722f";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -576,3 +576,51 @@ fn a_resource_is_read_from_its_record_not_the_page_table_and_older_indexes_answe
     let viewable: usize = callers.len() * table.pages.iter().filter(|p| p.acl.is_open_to_everyone()).count();
     assert!(found >= viewable && found < callers.len() * table.pages.len(), "{found} resources read");
 }
+
+/// Listings of every cluster (`list_clusters`, `GET /api/graph/clusters`) and of every tag
+/// (`list_tags`) read the cluster and tag indexes, not the page table or the spine, and
+/// answer every caller as an index without them does (restricted pages are not counted nor
+/// named, restricted hubs not shown, clusters and tags of no page the caller may view left
+/// out).
+#[test]
+fn cluster_and_tag_listings_read_their_indexes_and_older_indexes_answer_the_same() {
+    use serde_json::json;
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers, tool_call};
+
+    let index = sample_wiki_with_record_shards();
+    assert!(index.manifest.find(ShardKind::ClusterIndex).is_some() && index.manifest.find(ShardKind::TagIndex).is_some(), "a build writes both");
+    let whole_wiki: Vec<String> = [ShardKind::Pages, ShardKind::Spine].iter().map(|&k| index.manifest.single(k).expect("single").name.clone()).collect();
+    let older = {
+        let shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::ClusterIndex | ShardKind::TagIndex)).cloned().collect();
+        wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards)
+    };
+    let (config, callers) = config_with_three_callers();
+    let requests = [
+        tool_call("list_clusters", json!({})),
+        tool_call("list_clusters", json!({ "limit": 2, "offset": 1 })),
+        tool_call("list_clusters", json!({ "offset": 1000 })),
+        Request::new("GET", "/api/graph/clusters"),
+        tool_call("list_tags", json!({})),
+        tool_call("list_tags", json!({ "min_pages": 2, "limit": 3, "offset": 1 })),
+    ];
+    for (i, request) in requests.iter().enumerate() {
+        let mut answers = Vec::new();
+        for caller in &callers {
+            let request = as_caller(request, caller);
+            let store = FaultStore::new(MemoryStore::from_compiled(&index));
+            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (status, body) = answer(&reader, &request, &config);
+            assert_eq!(status, 200, "{body}");
+            assert!(!body.contains(r#""isError":true"#), "{body}");
+            let read = store.read_names();
+            assert!(!whole_wiki.iter().any(|name| read.contains(name)), "{} read {read:?}", request.path);
+            assert_eq!((status, body.clone()), answer(&older, &request, &config), "{} as {caller:?}", request.path);
+            answers.push(body);
+        }
+        if [0, 3, 4].contains(&i) {
+            // Every cluster or tag: what anonymous callers see differs from an admin's.
+            assert_ne!(answers[0], answers[1], "{}: restricted pages change the listing", request.path);
+        }
+    }
+}

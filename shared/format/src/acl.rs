@@ -93,6 +93,33 @@ pub struct Acl {
     pub entries: Vec<AclEntry>,
 }
 
+/// The distinct ACLs of a set of pages, numbered in first-use order: how shards that tally
+/// pages by ACL name them (a page has exactly one ACL, so a caller's share of a tally is the
+/// sum over the ACLs it may view).
+#[derive(Debug, Default)]
+pub struct AclNumbers {
+    acls: Vec<Acl>,
+    numbers: std::collections::HashMap<Acl, u32>,
+}
+
+impl AclNumbers {
+    /// The number of `acl`, given it on first use.
+    pub fn number(&mut self, acl: &Acl) -> u32 {
+        if let Some(&n) = self.numbers.get(acl) {
+            return n;
+        }
+        let n = self.acls.len() as u32;
+        self.acls.push(acl.clone());
+        self.numbers.insert(acl.clone(), n);
+        n
+    }
+
+    /// The ACLs by number.
+    pub fn into_acls(self) -> Vec<Acl> {
+        self.acls
+    }
+}
+
 /// Built-in role and principal names that compare case-insensitively.
 const BUILT_IN: [&str; 6] = [
     "All",

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::acl::{Acl, AclNumbers};
 use crate::catalog::{PageRecord, PageTable};
 use crate::graph::PageGraph;
 use crate::spine::Spine;
@@ -159,6 +160,96 @@ impl<'a> ClusterCards<'a> {
         }
         let first = out.iter().filter_map(|p| p.clusters.first().map(|c| c.name.clone())).collect();
         (out, first)
+    }
+}
+
+/// Payload of the `cluster-index` shard: every cluster as the listings of all clusters show it
+/// (`list_clusters`, `GET /api/graph/clusters`) — its hub's record, its sub-clusters and its
+/// transitive members tallied by ACL — so those listings read one shard instead of the page
+/// table and the spine. A page has exactly one ACL, so what a caller sees of a cluster is the
+/// sum of the tallies under the ACLs it may view.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
+pub struct ClusterIndex {
+    /// The distinct ACLs the tallies name, in first-use order.
+    pub acls: Vec<Acl>,
+    /// Every cluster of the spine, in its order (by name).
+    pub clusters: Vec<ClusterSummary>,
+}
+
+/// One cluster in the [`ClusterIndex`].
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct ClusterSummary {
+    pub name: String,
+    /// The hub's record (its ACL says who sees it); absent when the cluster has no hub page.
+    pub hub: Option<PageRecord>,
+    /// The sub-clusters' names, as the spine lists them.
+    pub sub_clusters: Vec<String>,
+    /// The transitive members ([`Spine::members`], each page once, hub included) by ACL.
+    pub members: Vec<AclTally>,
+}
+
+/// The members of a cluster under one ACL: how many and their latest change.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AclTally {
+    /// Index into [`ClusterIndex::acls`].
+    pub acl: u32,
+    pub pages: u32,
+    /// Latest `updated` (unix seconds) among them.
+    pub latest: i64,
+}
+
+impl ClusterIndex {
+    /// Every cluster of `spine`, its members looked up in `table` (slugs it does not hold are
+    /// not counted, as callers looking them up would not find them).
+    pub fn new(table: &PageTable, spine: &Spine) -> ClusterIndex {
+        let mut acls = AclNumbers::default();
+        let clusters = spine
+            .clusters
+            .iter()
+            .map(|cluster| {
+                let mut members: Vec<AclTally> = Vec::new();
+                for page in spine.members(&cluster.name).iter().filter_map(|slug| table.by_slug(slug)) {
+                    let acl = acls.number(&page.acl);
+                    match members.iter_mut().find(|t| t.acl == acl) {
+                        Some(tally) => {
+                            tally.pages += 1;
+                            tally.latest = tally.latest.max(page.updated);
+                        }
+                        None => members.push(AclTally { acl, pages: 1, latest: page.updated }),
+                    }
+                }
+                members.sort_by_key(|t| t.acl);
+                ClusterSummary {
+                    name: cluster.name.clone(),
+                    hub: cluster.hub.as_deref().and_then(|h| table.by_slug(h)).cloned(),
+                    sub_clusters: cluster.sub_clusters.clone(),
+                    members,
+                }
+            })
+            .collect();
+        ClusterIndex { acls: acls.into_acls(), clusters }
+    }
+
+    /// For each of [`ClusterIndex::acls`], whether `may_view` allows pages under it.
+    pub fn viewable_acls(&self, may_view: impl Fn(&Acl) -> bool) -> Vec<bool> {
+        self.acls.iter().map(may_view).collect()
+    }
+}
+
+impl ClusterSummary {
+    /// The members under the ACLs `viewable` allows (parallel to [`ClusterIndex::acls`]): how
+    /// many, and the latest change among them (`None` when there are none).
+    pub fn viewable_members(&self, viewable: &[bool]) -> (usize, Option<i64>) {
+        self.members
+            .iter()
+            .filter(|t| t.pages > 0 && viewable.get(t.acl as usize).copied().unwrap_or(false))
+            .fold((0, None), |(n, latest), t| (n + t.pages as usize, Some(latest.map_or(t.latest, |l: i64| l.max(t.latest)))))
+    }
+
+    /// Whether a caller sees the cluster ([`Spine::is_visible`]: it may view its hub or one of
+    /// its members); `hub_viewable` is whether it may view the hub.
+    pub fn is_visible(&self, viewable: &[bool], hub_viewable: bool) -> bool {
+        hub_viewable || self.viewable_members(viewable).0 > 0
     }
 }
 

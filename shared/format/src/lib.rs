@@ -31,6 +31,7 @@ pub mod payload;
 pub mod relations;
 pub mod shard;
 pub mod spine;
+pub mod tags;
 pub mod tokens;
 pub mod vectors;
 

@@ -129,6 +129,13 @@ pub enum ShardKind {
     /// Cluster cards of consecutive clusters (`clusters::ClusterPart`), located through the
     /// page index's `cluster_first`; indexes without it read the spine, page table and graph.
     ClusterCards,
+    /// Every cluster with its hub's record and its members tallied by ACL
+    /// (`clusters::ClusterIndex`), one shard, what listings of all clusters read; indexes
+    /// without it list clusters from the page table and the spine.
+    ClusterIndex,
+    /// Every tag with its pages tallied by ACL (`tags::TagIndex`), one shard, what listing
+    /// the tags reads; indexes without it list tags from the page table.
+    TagIndex,
 }
 
 impl ShardKind {
@@ -166,6 +173,8 @@ impl ShardKind {
             ShardKind::PageRelations => "page-relations",
             ShardKind::PageIds => "page-ids",
             ShardKind::ClusterCards => "cluster-cards",
+            ShardKind::ClusterIndex => "cluster-index",
+            ShardKind::TagIndex => "tag-index",
         }
     }
 }

@@ -12,12 +12,13 @@
 //! not a cluster member or hub, and a cluster with no viewable member does not exist. SPARQL
 //! sees only the triples of viewable pages.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde_json::{json, Value};
 
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::clusters::{ClusterIndex, ClusterSummary};
 use wikantik_format::error::Error;
 use wikantik_format::graph::PageGraph;
 use wikantik_http::{parse_form, Request, Response};
@@ -228,7 +229,40 @@ fn cluster_json(spine: &wikantik_format::spine::Spine, table: &PageTable, caller
     Some(v)
 }
 
+/// Every cluster the caller sees, from the cluster index: what [`cluster_json`] says of each
+/// (without members), from the tallies of its members by ACL.
+fn listed_clusters(index: &ClusterIndex, caller: &Caller) -> Vec<Value> {
+    let viewable = index.viewable_acls(|acl| caller.can_view_under(acl));
+    let visible = |cluster: &ClusterSummary| cluster.is_visible(&viewable, cluster.hub.as_ref().is_some_and(|hub| caller.can_view(hub)));
+    let by_name: HashMap<&str, &ClusterSummary> = index.clusters.iter().map(|c| (c.name.as_str(), c)).collect();
+    index
+        .clusters
+        .iter()
+        .filter(|cluster| visible(cluster))
+        .map(|cluster| {
+            let subs: Vec<&str> = cluster.sub_clusters.iter().filter(|s| by_name.get(s.as_str()).is_some_and(|sub| visible(sub))).map(String::as_str).collect();
+            json!({
+                "name": cluster.name,
+                "parent": cluster.name.split_once('/').map(|(p, _)| p),
+                "hub": cluster.hub.as_ref().filter(|hub| caller.can_view(hub)).map(page_json),
+                "memberCount": cluster.viewable_members(&viewable).0,
+                "subClusters": subs,
+            })
+        })
+        .collect()
+}
+
 async fn clusters<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller, name: Option<&str>) -> Response {
+    if name.is_none() {
+        match reader.cluster_index().await {
+            Ok(Some(index)) => {
+                let list = listed_clusters(&index, caller);
+                return Response::json(200, &json!({ "count": list.len(), "clusters": list }));
+            }
+            Ok(None) => {}
+            Err(e) => return routes::failure(&e, "graph request"),
+        }
+    }
     let (table, spine) = futures_util::join!(reader.pages(), reader.spine());
     let (table, spine) = match (table, spine) {
         (Ok(t), Ok(s)) => (t, s),

@@ -408,6 +408,18 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Spine)?).await
     }
 
+    /// Every cluster tallied by ACL (`cluster-index`); `Ok(None)` for indexes written before
+    /// it (listings then read the page table and the spine).
+    pub async fn cluster_index(&self) -> Result<Option<Arc<wikantik_format::clusters::ClusterIndex>>> {
+        self.load_optional(ShardKind::ClusterIndex).await
+    }
+
+    /// Every tag tallied by ACL (`tag-index`); `Ok(None)` for indexes written before it
+    /// (`list_tags` then reads the page table).
+    pub async fn tag_index(&self) -> Result<Option<Arc<wikantik_format::tags::TagIndex>>> {
+        self.load_optional(ShardKind::TagIndex).await
+    }
+
     pub async fn citations(&self) -> Result<Arc<CitationTable>> {
         self.load(self.manifest.single(ShardKind::Citations)?).await
     }

@@ -141,11 +141,16 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
         "mcp traverse" => mcp_call("traverse", serde_json::json!({ "start_node": slug, "max_depth": 2 })),
         "mcp search_knowledge" => mcp_call("search_knowledge", serde_json::json!({ "query": q.split_whitespace().max_by_key(|w| w.len()).unwrap_or(q) })),
         "mcp discover_schema" => mcp_call("discover_schema", serde_json::json!({})),
+        "mcp list_clusters" => mcp_call("list_clusters", serde_json::json!({})),
+        "mcp list_tags" => mcp_call("list_tags", serde_json::json!({})),
+        "mcp list_metadata_values" => mcp_call("list_metadata_values", serde_json::json!({ "field": "type" })),
+        "graph clusters" => Request::new("GET", "/api/graph/clusters"),
+        "llms.txt" => Request::new("GET", "/llms.txt"),
         other => panic!("unknown request kind {other}"),
     }
 }
 
-const KINDS: [&str; 13] = [
+const KINDS: [&str; 18] = [
     "bundle",
     "briefing",
     "briefing cluster",
@@ -159,10 +164,28 @@ const KINDS: [&str; 13] = [
     "mcp traverse",
     "mcp search_knowledge",
     "mcp discover_schema",
+    "mcp list_clusters",
+    "mcp list_tags",
+    "mcp list_metadata_values",
+    "graph clusters",
+    "llms.txt",
 ];
 
 /// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 7] = ["mcp list_pages", "mcp get_page_for_agent", "sparql count", "graph neighbours", "mcp get_node", "mcp traverse", "mcp discover_schema"];
+const FIXED: [&str; 12] = [
+    "mcp list_pages",
+    "mcp get_page_for_agent",
+    "sparql count",
+    "graph neighbours",
+    "mcp get_node",
+    "mcp traverse",
+    "mcp discover_schema",
+    "mcp list_clusters",
+    "mcp list_tags",
+    "mcp list_metadata_values",
+    "graph clusters",
+    "llms.txt",
+];
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -11,7 +11,8 @@ use wikantik_format::kg::{KnowledgeGraph, MentionIndex};
 use wikantik_format::kg_parts::KgSplit;
 use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
 use wikantik_format::manifest::{BuildStats, Manifest};
-use wikantik_format::clusters::ClusterCards;
+use wikantik_format::clusters::{ClusterCards, ClusterIndex};
+use wikantik_format::tags::TagIndex;
 use wikantik_format::relations::Relatedness;
 use wikantik_format::payload::*;
 use rayon::prelude::*;
@@ -297,6 +298,8 @@ pub(super) fn encode(
         Box::new(|| encode_shard(ShardKind::Graph, 0, &graph, None, None)),
         Box::new(|| encode_shard(ShardKind::Spine, 0, &spine, None, None)),
         Box::new(|| encode_shard(ShardKind::Citations, 0, &citations, None, None)),
+        Box::new(|| encode_shard(ShardKind::ClusterIndex, 0, &ClusterIndex::new(&table, &spine.spine), None, None)),
+        Box::new(|| encode_shard(ShardKind::TagIndex, 0, &TagIndex::new(&table), None, None)),
     ];
     let encoded: Vec<EncodedShard> = singles.par_iter().map(|encode| encode()).collect::<Result<_>>()?;
     shards.extend(encoded);

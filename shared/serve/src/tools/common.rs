@@ -296,6 +296,11 @@ pub(crate) fn int_arg(args: &Value, name: &str) -> Option<i64> {
 pub(crate) fn paginate(key: &str, items: Vec<Value>, offset: usize, limit: usize) -> Value {
     let count = items.len();
     let page: Vec<Value> = items.into_iter().skip(offset).take(limit).collect();
+    paginated(key, page, count, offset, limit)
+}
+
+/// [`paginate`] for a listing that made only the `page` its window shows, of `count` items.
+pub(crate) fn paginated(key: &str, page: Vec<Value>, count: usize, offset: usize, limit: usize) -> Value {
     let returned = page.len();
     json!({
         key: page,

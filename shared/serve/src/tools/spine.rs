@@ -9,11 +9,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::common::{in_cluster, int_arg, iso_instant, paginate, parse_instant, type_enum, viewable, PageDescriptor};
+use super::common::{in_cluster, int_arg, iso_instant, paginate, paginated, parse_instant, type_enum, viewable, PageDescriptor};
 use super::{list_arg, text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
 use wikantik_format::error::{Error, Result};
 use wikantik_format::catalog::PageRecord;
+use wikantik_format::clusters::ClusterSummary;
 use wikantik_mcp::ToolOutcome;
 use crate::reader::ShardStore;
 use crate::page_catalog::PageCatalog;
@@ -23,7 +24,7 @@ pub const FILTER_DEFAULT_LIMIT: usize = 100;
 pub const FILTER_MAX_LIMIT: usize = 1000;
 
 /// Most example canonical ids per tag.
-pub const TOP_PAGE_IDS: usize = 10;
+pub const TOP_PAGE_IDS: usize = wikantik_format::tags::EXAMPLE_IDS;
 
 /// `limit` (at least 1, default 50) and `offset` (at least 0) of the paginated listings.
 fn page_window(args: &Value) -> (usize, usize) {
@@ -42,6 +43,33 @@ fn descriptor_value(page: &PageRecord) -> Value {
 /// caller may not view it. A cluster whose members are all restricted is left out entirely.
 pub(super) async fn list_clusters<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let (limit, offset) = page_window(args);
+    if let Some(index) = tools.reader.cluster_index().await? {
+        // Tallies by ACL: only the window's entries are made.
+        let viewable = index.viewable_acls(|acl| caller.can_view_under(acl));
+        let listed: Vec<(&ClusterSummary, usize, i64)> = index
+            .clusters
+            .iter()
+            .filter_map(|cluster| match cluster.viewable_members(&viewable) {
+                (count, Some(updated)) => Some((cluster, count, updated)),
+                (_, None) => None,
+            })
+            .collect();
+        let page = listed
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(cluster, count, updated)| {
+                let mut entry = json!({ "name": cluster.name });
+                if let Some(hub) = cluster.hub.as_ref().filter(|hub| caller.can_view(hub)) {
+                    entry["hubPage"] = descriptor_value(hub);
+                }
+                entry["articleCount"] = json!(count);
+                entry["updatedAt"] = json!(iso_instant(*updated));
+                entry
+            })
+            .collect();
+        return Ok(ToolOutcome::Json(paginated("clusters", page, listed.len(), offset, limit)));
+    }
     let (table, spine) = futures_util::join!(tools.reader.pages(), tools.reader.spine());
     let (table, spine) = (table?, spine?);
     let mut clusters = Vec::new();
@@ -65,6 +93,26 @@ pub(super) async fn list_clusters<S: ShardStore>(tools: &KnowledgeTools<'_, S>, 
 pub(super) async fn list_tags<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args: &Value, caller: &Caller) -> Result<ToolOutcome> {
     let (limit, offset) = page_window(args);
     let min_pages = usize::try_from(int_arg(args, "min_pages").unwrap_or(1).max(1)).unwrap_or(usize::MAX);
+    if let Some(index) = tools.reader.tag_index().await? {
+        let viewable: Vec<bool> = index.acls.iter().map(|acl| caller.can_view_under(acl)).collect();
+        let mut tags: Vec<(&str, usize, Vec<&str>)> = index
+            .tags
+            .iter()
+            .map(|summary| {
+                let (count, ids) = summary.viewable(&viewable);
+                (summary.tag.as_str(), count, ids)
+            })
+            .filter(|(_, count, _)| *count >= min_pages)
+            .collect();
+        tags.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let page = tags
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(tag, count, ids)| json!({ "tag": tag, "count": count, "topPageIds": ids }))
+            .collect();
+        return Ok(ToolOutcome::Json(paginated("tags", page, tags.len(), offset, limit)));
+    }
     let table = tools.reader.pages().await?;
     let mut by_tag: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for page in viewable(&table, caller) {
