@@ -19,12 +19,14 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// `cluster-index` and `tag-index` shards (every cluster with its hub, and every tag, with
-/// their pages tallied by ACL), so that listings of every cluster or tag read no page table.
-const SAMPLE_WIKI_MANIFEST: &str = "b782974230b8f532be5cac3fd7749c1b27e4580c14f243b5d4e8ec25c759c0e3";
+/// `cluster-index`, `tag-index` and `metadata-values` shards (every cluster with its hub, every
+/// tag, and every frontmatter value, with their pages tallied by ACL), so that listings of the
+/// whole wiki read no page table.
+const SAMPLE_WIKI_MANIFEST: &str = "5c5c5545faf4def0773255de1467baa046de551f260e9de18c8ae8992bf74269";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the `cluster-index` and `tag-index` shards.
-const CORPUS_MANIFEST: &str = "84e969f249aa89d3c941b10ccaf94c122b0b123ad9b12f3b1b8e2eb85ed7722f";
+/// lexical build). Last changed by the `cluster-index`, `tag-index` and `metadata-values`
+/// shards.
+const CORPUS_MANIFEST: &str = "8dd62b54b79e59cfdd050d6cc9a86e1354f09d56501fe44825090dedc8a106ac";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -577,22 +577,25 @@ fn a_resource_is_read_from_its_record_not_the_page_table_and_older_indexes_answe
     assert!(found >= viewable && found < callers.len() * table.pages.len(), "{found} resources read");
 }
 
-/// Listings of every cluster (`list_clusters`, `GET /api/graph/clusters`) and of every tag
-/// (`list_tags`) read the cluster and tag indexes, not the page table or the spine, and
-/// answer every caller as an index without them does (restricted pages are not counted nor
-/// named, restricted hubs not shown, clusters and tags of no page the caller may view left
-/// out).
+/// Listings of every cluster (`list_clusters`, `GET /api/graph/clusters`), of every tag
+/// (`list_tags`) and of a frontmatter field's values (`list_metadata_values`) read the cluster
+/// and tag indexes and the field's `metadata-values` part, not the page table, the spine or
+/// the bodies, and answer every caller as an index without them does (restricted pages are
+/// not counted nor named, restricted hubs not shown, clusters, tags and values of no page the
+/// caller may view left out).
 #[test]
-fn cluster_and_tag_listings_read_their_indexes_and_older_indexes_answer_the_same() {
+fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
     use serde_json::json;
     use wikantik::http::Request;
     use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers, tool_call};
 
     let index = sample_wiki_with_record_shards();
-    assert!(index.manifest.find(ShardKind::ClusterIndex).is_some() && index.manifest.find(ShardKind::TagIndex).is_some(), "a build writes both");
-    let whole_wiki: Vec<String> = [ShardKind::Pages, ShardKind::Spine].iter().map(|&k| index.manifest.single(k).expect("single").name.clone()).collect();
+    for kind in [ShardKind::ClusterIndex, ShardKind::TagIndex, ShardKind::MetadataValues] {
+        assert!(index.manifest.find(kind).is_some(), "a build writes {kind}");
+    }
+    let whole_wiki: Vec<String> = index.manifest.shards.iter().filter(|s| matches!(s.kind, ShardKind::Pages | ShardKind::Spine | ShardKind::Bodies)).map(|s| s.name.clone()).collect();
     let older = {
-        let shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::ClusterIndex | ShardKind::TagIndex)).cloned().collect();
+        let shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::ClusterIndex | ShardKind::TagIndex | ShardKind::MetadataValues)).cloned().collect();
         wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards)
     };
     let (config, callers) = config_with_three_callers();
@@ -603,6 +606,12 @@ fn cluster_and_tag_listings_read_their_indexes_and_older_indexes_answer_the_same
         Request::new("GET", "/api/graph/clusters"),
         tool_call("list_tags", json!({})),
         tool_call("list_tags", json!({ "min_pages": 2, "limit": 3, "offset": 1 })),
+        tool_call("list_metadata_values", json!({ "field": "tags" })),
+        tool_call("list_metadata_values", json!({ "field": "type" })),
+        tool_call("list_metadata_values", json!({ "field": "cluster" })),
+        tool_call("list_metadata_values", json!({ "key": "title" })),
+        tool_call("list_metadata_values", json!({ "field": "zzz-no-such-field" })),
+        tool_call("list_metadata_values", json!({ "field": "Aardvark" })),
     ];
     for (i, request) in requests.iter().enumerate() {
         let mut answers = Vec::new();
@@ -618,7 +627,7 @@ fn cluster_and_tag_listings_read_their_indexes_and_older_indexes_answer_the_same
             assert_eq!((status, body.clone()), answer(&older, &request, &config), "{} as {caller:?}", request.path);
             answers.push(body);
         }
-        if [0, 3, 4].contains(&i) {
+        if [0, 3, 4, 6, 9].contains(&i) {
             // Every cluster or tag: what anonymous callers see differs from an admin's.
             assert_ne!(answers[0], answers[1], "{}: restricted pages change the listing", request.path);
         }

@@ -24,6 +24,7 @@ pub mod kg_parts;
 pub mod lexical;
 pub mod manifest;
 pub mod markup;
+pub mod metadata;
 pub mod model;
 #[cfg(feature = "acl-mutation")]
 pub mod mutation;

@@ -270,10 +270,17 @@ impl Manifest {
 
     /// Where the row of the term partition that would hold `term` is.
     pub fn locate_term(&self, term: &str) -> Option<RowLocation<'_>> {
-        if self.directories_of(ShardKind::Terms).next().is_none() {
-            return self.term_partition(term).map(RowLocation::Listed);
+        self.locate_key(ShardKind::Terms, term)
+    }
+
+    /// Where the row of the partition of `kind` whose key range would hold `key` is, for
+    /// kinds cut into contiguous key ranges (`terms`, `metadata-values`; the first unbounded
+    /// below).
+    pub fn locate_key(&self, kind: ShardKind, key: &str) -> Option<RowLocation<'_>> {
+        if self.directories_of(kind).next().is_none() {
+            return term_partition_of(self.shards_of(kind), key).map(RowLocation::Listed);
         }
-        last_starting_at_or_before(self.directories_of(ShardKind::Terms), |d| d.first_key.as_deref(), term).map(RowLocation::InDirectory)
+        last_starting_at_or_before(self.directories_of(kind), |d| d.first_key.as_deref(), key).map(RowLocation::InDirectory)
     }
 
     /// Every shard of the build — the rows listed here, each directory shard and the rows it

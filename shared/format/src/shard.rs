@@ -136,6 +136,10 @@ pub enum ShardKind {
     /// Every tag with its pages tallied by ACL (`tags::TagIndex`), one shard, what listing
     /// the tags reads; indexes without it list tags from the page table.
     TagIndex,
+    /// Frontmatter values by field (`metadata::MetadataPart`): consecutive fields by name with
+    /// each value's pages tallied by ACL; an entry's `first_key` is its first field (none for
+    /// partition 0). Indexes without them list values from the page table and the bodies.
+    MetadataValues,
 }
 
 impl ShardKind {
@@ -175,6 +179,7 @@ impl ShardKind {
             ShardKind::ClusterCards => "cluster-cards",
             ShardKind::ClusterIndex => "cluster-index",
             ShardKind::TagIndex => "tag-index",
+            ShardKind::MetadataValues => "metadata-values",
         }
     }
 }

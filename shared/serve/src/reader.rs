@@ -344,17 +344,35 @@ impl<S: ShardStore> IndexReader<S> {
     /// The manifest rows of the term partitions that would hold `terms` (`None` where none
     /// would), in the order asked; each directory they need is read once.
     pub async fn term_entries(&self, terms: &[String]) -> Result<Vec<Option<ShardEntry>>> {
-        let located: Vec<Option<RowLocation<'_>>> = terms.iter().map(|t| self.manifest.locate_term(t)).collect();
+        self.key_entries(ShardKind::Terms, terms).await
+    }
+
+    /// The manifest rows of the partitions of `kind` (a kind cut into key ranges) that would
+    /// hold `keys` (`None` where none would), in the order asked; each directory read once.
+    pub async fn key_entries(&self, kind: ShardKind, keys: &[String]) -> Result<Vec<Option<ShardEntry>>> {
+        let located: Vec<Option<RowLocation<'_>>> = keys.iter().map(|k| self.manifest.locate_key(kind, k)).collect();
         let directories = self.directories_for(&located.iter().flatten().copied().collect::<Vec<_>>()).await?;
-        Ok(terms
+        Ok(keys
             .iter()
             .zip(&located)
-            .map(|(term, location)| match location {
+            .map(|(key, location)| match location {
                 None => None,
                 Some(RowLocation::Listed(entry)) => Some((*entry).clone()),
-                Some(RowLocation::InDirectory(d)) => directories.get(&d.shard.sha256).and_then(|dir| dir.term_partition(term)).cloned(),
+                Some(RowLocation::InDirectory(d)) => directories.get(&d.shard.sha256).and_then(|dir| dir.term_partition(key)).cloned(),
             })
             .collect())
+    }
+
+    /// The `metadata-values` part that would hold `field`'s values; `Ok(None)` for indexes
+    /// written before them (values are then read from the page table and the bodies).
+    pub async fn metadata_part(&self, field: &str) -> Result<Option<Arc<wikantik_format::metadata::MetadataPart>>> {
+        if self.manifest.count_of(ShardKind::MetadataValues) == 0 {
+            return Ok(None);
+        }
+        match self.key_entries(ShardKind::MetadataValues, &[field.to_string()]).await?.into_iter().next().flatten() {
+            Some(entry) => self.load(&entry).await.map(Some),
+            None => Ok(Some(Arc::new(wikantik_format::metadata::MetadataPart::default()))),
+        }
     }
 
     pub async fn pages(&self) -> Result<Arc<PageTable>> {

@@ -38,10 +38,23 @@ pub(super) struct Built {
     /// The knowledge graph's parts (`kg-*`) and the `rdf` and `rdf-triples` shards, encoded as soon as they were built
     /// ([`encode_knowledge`]).
     pub knowledge: Vec<EncodedShard>,
+    /// The `metadata-values` shards ([`encode_metadata`]).
+    pub metadata: Vec<EncodedShard>,
     pub lexical_stats: LexicalStats,
     pub entries: Vec<TermEntry>,
     pub embedded: Option<Embedded>,
     pub warnings: Vec<BuildWarning>,
+}
+
+/// The `metadata-values` shards: every frontmatter field's values with their pages tallied by
+/// ACL (`frontmatters[i]` and `records[i]` are the same page), by field name.
+pub(super) fn encode_metadata(frontmatters: &[&serde_json::Map<String, serde_json::Value>], records: &[PageRecord]) -> Result<Vec<EncodedShard>> {
+    let parts = wikantik_format::metadata::parts(frontmatters.iter().copied().zip(records.iter().map(|r| &r.acl)));
+    parts
+        .iter()
+        .enumerate()
+        .map(|(p, (first, part))| encode_shard(ShardKind::MetadataValues, p as u32, part, (p > 0).then(|| first.clone()), None))
+        .collect()
 }
 
 /// The knowledge graph and its mentions by part (`kg-index`, `kg-nodes`, `kg-ids`,
@@ -175,7 +188,7 @@ pub(super) fn encode(
     vectors: Option<&VectorBuild<'_>>,
     progress: &mut dyn FnMut(Stage, usize, usize),
 ) -> Result<CompiledIndex> {
-    let Built { page_partitions, keys, partitions, records, spine, graph, citations, knowledge, lexical_stats, entries, embedded, warnings } = built;
+    let Built { page_partitions, keys, partitions, records, spine, graph, citations, knowledge, metadata, lexical_stats, entries, embedded, warnings } = built;
     let (embeddings, lite_table) = match embedded {
         Some(Embedded { sections, cards, lite_table }) => (Some((sections, cards)), lite_table),
         None => (None, None),
@@ -325,6 +338,7 @@ pub(super) fn encode(
         cluster_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::ClusterCards, p as u32, part, None, None)).collect::<Result<_>>()?;
     shards.extend(cluster_shards);
     shards.extend(knowledge);
+    shards.extend(metadata);
     for _ in 0..5 {
         tick(progress);
     }

@@ -228,6 +228,8 @@ pub fn compile_with_vectors(
     let page_partitions = encode::encode_page_partitions(&pages, &slugs, &keys, &parts.chunks, &records, &partitions, progress)?;
     drop(slugs);
     let frontmatters: Vec<Frontmatter> = pages.into_iter().map(|p| p.frontmatter).collect();
+    // 6a. Frontmatter values by field.
+    let metadata = encode::encode_metadata(&frontmatters.iter().map(|f| &f.fields).collect::<Vec<_>>(), &records)?;
     // 6b. Knowledge graph, mentions and the RDF projection, each encoded as soon as it exists.
     let (knowledge_graph, mention_index) = knowledge::knowledge(&frontmatters, &records, &parts, &spine, options, &mut warnings)?;
     drop(frontmatters);
@@ -250,6 +252,7 @@ pub fn compile_with_vectors(
         graph,
         citations,
         knowledge,
+        metadata,
         lexical_stats,
         entries,
         embedded,

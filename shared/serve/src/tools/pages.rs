@@ -70,17 +70,6 @@ pub(super) async fn list_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, arg
     Ok(ToolOutcome::Json(json!({ "pages": pages, "totalMatched": total, "limit": limit, "offset": offset })))
 }
 
-/// A frontmatter value as the reference counts it: each element of a list on its own, scalars
-/// by their text (`true`, `3`, `2026-10-05`), objects by their JSON text; nulls not at all.
-fn metadata_values(value: &Value) -> Vec<String> {
-    match value {
-        Value::Null => Vec::new(),
-        Value::Array(items) => items.iter().flat_map(metadata_values).collect(),
-        Value::String(s) => vec![s.clone()],
-        other => vec![other.to_string()],
-    }
-}
-
 /// `list_metadata_values`: distinct values of one frontmatter field over the pages the caller
 /// may view (the reference counted restricted pages too; CONTRACT §3.5 gates it), each value's
 /// count being the number of pages carrying it; most frequent first, then by value.
@@ -90,13 +79,17 @@ pub(super) async fn list_metadata_values<S: ShardStore>(
     caller: &Caller,
 ) -> Result<ToolOutcome> {
     let field = text_arg(args, "field").or_else(|| text_arg(args, "key")).ok_or_else(|| Error::Invalid("field must not be blank".into()))?;
+    if let Some(part) = tools.reader.metadata_part(&field).await? {
+        let values: Vec<Value> = part.viewable_values(&field, |acl| caller.can_view_under(acl)).into_iter().map(|(value, count)| json!({ "value": value, "count": count })).collect();
+        return Ok(ToolOutcome::Json(json!({ "field": field, "values": values })));
+    }
     let table = tools.reader.pages().await?;
     let pages = viewable(&table, caller);
     let bodies = Bodies::load(tools.reader, &pages).await?;
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for page in &pages {
         let Some(value) = bodies.get(page).and_then(|b| b.frontmatter.get(&field)) else { continue };
-        let distinct: BTreeSet<String> = metadata_values(value).into_iter().collect();
+        let distinct: BTreeSet<String> = wikantik_format::metadata::values_of(value).into_iter().collect();
         for v in distinct {
             *counts.entry(v).or_default() += 1;
         }
