@@ -633,3 +633,64 @@ fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
         }
     }
 }
+
+/// `resources/list` pages through the caller's pages by cursor reading the page index and the
+/// records of each window, never the page table, and every caller gets the pages, pages and
+/// cursors an index without record shards (the whole table) gives.
+#[test]
+fn resources_are_listed_by_window_and_older_indexes_answer_the_same() {
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let (mut config, callers) = config_with_three_callers();
+    config.mcp.resource_page_size = 4;
+    let older = [without_record_shards(&index), previous_layout(&index)];
+    let list = |cursor: Option<&str>| {
+        let params = match cursor {
+            Some(c) => serde_json::json!({ "cursor": c }),
+            None => serde_json::json!({}),
+        };
+        let rpc = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": params });
+        Request::new("POST", "/knowledge-mcp")
+            .with_header("Content-Type", "application/json")
+            .with_header("Accept", "application/json, text/event-stream")
+            .with_header("MCP-Protocol-Version", "2025-06-18")
+            .with_body(serde_json::to_vec(&rpc).expect("json"))
+    };
+    let mut listed = Vec::new();
+    for caller in &callers {
+        let store = FaultStore::new(MemoryStore::from_compiled(&index));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (mut cursor, mut slugs, mut pages) = (None::<String>, Vec::new(), 0);
+        loop {
+            let request = as_caller(&list(cursor.as_deref()), caller);
+            let (status, body) = answer(&reader, &request, &config);
+            assert_eq!(status, 200, "{body}");
+            for old in &older {
+                assert_eq!((status, body.clone()), answer(old, &request, &config), "cursor {cursor:?} as {caller:?}");
+            }
+            let value: serde_json::Value = serde_json::from_str(&body).expect("json");
+            let resources = value["result"]["resources"].as_array().expect("resources").clone();
+            assert!(resources.len() <= 4);
+            slugs.extend(resources.iter().filter_map(|r| r["uri"].as_str().map(str::to_string)));
+            pages += 1;
+            match value["result"]["nextCursor"].as_str() {
+                Some(next) => cursor = Some(next.to_string()),
+                None => break,
+            }
+        }
+        assert!(!store.read_names().contains(&table_name), "the page table was read");
+        assert!(pages > 2, "{pages} pages of resources");
+        listed.push(slugs);
+    }
+    // Anonymous callers see fewer pages than the admin; nobody sees one twice.
+    assert!(listed[0].len() < listed[1].len() && listed[1].len() == table.pages.len(), "{} / {}", listed[0].len(), listed[1].len());
+    for slugs in &listed {
+        let mut sorted = slugs.clone();
+        sorted.dedup();
+        assert_eq!(&sorted, slugs);
+    }
+}

@@ -238,6 +238,21 @@ pub trait ToolHost {
         async { Ok(Vec::new()) }
     }
 
+    /// One page of [`ToolHost::list_resources`]: at most `limit` of the caller's pages whose
+    /// slug sorts after `after` (from the first without it), in slug order, and whether more
+    /// follow. Default: cut from the whole list; a host over a large wiki reads the window only.
+    fn list_resources_after(&self, after: Option<&str>, limit: usize, caller: &Caller) -> impl Future<Output = crate::Result<(Vec<PageResource>, bool)>> {
+        async move {
+            let mut pages = self.list_resources(caller).await?;
+            pages.sort_by(|a, b| a.slug.cmp(&b.slug));
+            pages.dedup_by(|a, b| a.slug == b.slug);
+            let start = after.map_or(0, |a| pages.partition_point(|p| p.slug.as_str() <= a));
+            let rest = pages.split_off(start.min(pages.len()));
+            let more = rest.len() > limit;
+            Ok((rest.into_iter().take(limit).collect(), more))
+        }
+    }
+
     /// Page `slug` with its text if `caller` may view it; `None` for a page that does not
     /// exist *and* for one the caller may not view (the two must be indistinguishable).
     fn read_resource(&self, _slug: &str, _caller: &Caller) -> impl Future<Output = crate::Result<Option<PageContents>>> {

@@ -143,16 +143,11 @@ pub(super) async fn list<H: ToolHost>(cx: &Context<'_, H>, params: &Map<String, 
         Some(Value::String(c)) => Some(decode_cursor(c)?),
         Some(_) => return Err(RpcError::invalid_params("resources/list params.cursor must be a string")),
     };
-    let mut pages = cx.host.list_resources(cx.caller).await.map_err(host_error)?;
-    pages.sort_by(|a, b| a.slug.cmp(&b.slug));
-    pages.dedup_by(|a, b| a.slug == b.slug);
-    let start = after.map_or(0, |a| pages.partition_point(|p| p.slug <= a));
-    let rest = pages.get(start..).unwrap_or_default();
     let size = cx.config.resource_page_size.max(1);
-    let page = rest.get(..size.min(rest.len())).unwrap_or_default();
+    let (page, more) = cx.host.list_resources_after(after.as_deref(), size, cx.caller).await.map_err(host_error)?;
     let mut result = Map::new();
     result.insert("resources".into(), page.iter().map(|p| p.to_wire(cx.version)).collect());
-    if let (true, Some(last)) = (rest.len() > page.len(), page.last()) {
+    if let (true, Some(last)) = (more, page.last()) {
         result.insert("nextCursor".into(), json!(cursor_after(&last.slug)));
     }
     cache_hints(&mut result, cx.version, cx.config.resource_ttl_ms, CacheScope::Private);

@@ -259,23 +259,52 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
             Source::Records(index) => {
                 let positions: Vec<usize> =
                     index.keys_and_acls().enumerate().filter(|(_, (_, acl))| caller.can_view_under(acl)).map(|(i, _)| i).collect();
-                let window: Vec<(usize, u32)> = positions
-                    .iter()
-                    .skip(offset)
-                    .take(limit)
-                    .filter_map(|&i| Some((i, *index.keys.get(i)?)))
-                    .collect();
-                let loaded = self.groups(window.iter().filter_map(|&(i, _)| index.record_group_of_position(i))).await?;
-                let records = window
-                    .iter()
-                    .filter_map(|&(i, key)| {
-                        let records = loaded.get(&index.record_group_of_position(i)?)?;
-                        records.by_key(key).filter(|p| caller.can_view(p)).cloned()
-                    })
-                    .collect();
-                Ok((positions.len(), records))
+                let window: Vec<usize> = positions.iter().skip(offset).take(limit).copied().collect();
+                Ok((positions.len(), self.records_at(index, &window, caller).await?))
             }
         }
+    }
+
+    /// The pages `caller` may view whose slug sorts after `after` (from the first without it),
+    /// in slug order: the records of at most `limit` of them, and whether more follow. Reads
+    /// the page index and the shards holding the window (and `after`'s).
+    pub async fn viewable_after(&self, caller: &Caller, after: Option<&str>, limit: usize) -> Result<(Vec<PageRecord>, bool)> {
+        match &self.source {
+            Source::Table(table) => {
+                let start = after.map_or(0, |a| table.pages.partition_point(|p| p.slug.as_str() <= a));
+                let mut viewable = table.pages.iter().skip(start).filter(|p| caller.can_view(p));
+                let records: Vec<PageRecord> = viewable.by_ref().take(limit).cloned().collect();
+                Ok((records, viewable.next().is_some()))
+            }
+            Source::Records(index) => {
+                let start = match after.and_then(|a| Some((a, index.record_group_of_slug(a)?))) {
+                    None => 0,
+                    Some((after, group)) => {
+                        let records = self.groups(std::iter::once(group)).await?;
+                        let first = index.record_starts.get(group as usize).copied().unwrap_or(0) as usize;
+                        first + records.get(&group).map_or(0, |part| part.pages.partition_point(|p| p.slug.as_str() <= after))
+                    }
+                };
+                let mut viewable = index.keys_and_acls().enumerate().skip(start).filter(|(_, (_, acl))| caller.can_view_under(acl)).map(|(i, _)| i);
+                let window: Vec<usize> = viewable.by_ref().take(limit).collect();
+                let more = viewable.next().is_some();
+                Ok((self.records_at(index, &window, caller).await?, more))
+            }
+        }
+    }
+
+    /// The records of the pages at `positions` that `caller` may view, from the shards
+    /// holding them (each read once).
+    async fn records_at(&self, index: &PageIndex, positions: &[usize], caller: &Caller) -> Result<Vec<PageRecord>> {
+        let window: Vec<(usize, u32)> = positions.iter().filter_map(|&i| Some((i, *index.keys.get(i)?))).collect();
+        let loaded = self.groups(window.iter().filter_map(|&(i, _)| index.record_group_of_position(i))).await?;
+        Ok(window
+            .iter()
+            .filter_map(|&(i, key)| {
+                let records = loaded.get(&index.record_group_of_position(i)?)?;
+                records.by_key(key).filter(|p| caller.can_view(p)).cloned()
+            })
+            .collect())
     }
 
     /// The `page-records` shards numbered `groups` (each once), by number.

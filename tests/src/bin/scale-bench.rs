@@ -109,7 +109,11 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn mcp_call(tool: &str, arguments: serde_json::Value) -> Request {
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments } });
+    mcp_request("tools/call", serde_json::json!({ "name": tool, "arguments": arguments }))
+}
+
+fn mcp_request(method: &str, params: serde_json::Value) -> Request {
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
     Request::new("POST", "/knowledge-mcp")
         .with_header("Content-Type", "application/json")
         .with_header("Accept", "application/json, text/event-stream")
@@ -146,11 +150,12 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
         "mcp list_metadata_values" => mcp_call("list_metadata_values", serde_json::json!({ "field": "type" })),
         "graph clusters" => Request::new("GET", "/api/graph/clusters"),
         "llms.txt" => Request::new("GET", "/llms.txt"),
+        "mcp resources/list" => mcp_request("resources/list", serde_json::json!({})),
         other => panic!("unknown request kind {other}"),
     }
 }
 
-const KINDS: [&str; 18] = [
+const KINDS: [&str; 19] = [
     "bundle",
     "briefing",
     "briefing cluster",
@@ -169,10 +174,11 @@ const KINDS: [&str; 18] = [
     "mcp list_metadata_values",
     "graph clusters",
     "llms.txt",
+    "mcp resources/list",
 ];
 
 /// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 12] = [
+const FIXED: [&str; 13] = [
     "mcp list_pages",
     "mcp get_page_for_agent",
     "sparql count",
@@ -185,6 +191,7 @@ const FIXED: [&str; 12] = [
     "mcp list_metadata_values",
     "graph clusters",
     "llms.txt",
+    "mcp resources/list",
 ];
 
 fn main() {

@@ -91,6 +91,10 @@ impl<S: ShardStore> ToolHost for KnowledgeTools<'_, S> {
         resources::list(self, caller).await
     }
 
+    async fn list_resources_after(&self, after: Option<&str>, limit: usize, caller: &Caller) -> Result<(Vec<PageResource>, bool)> {
+        resources::list_after(self, after, limit, caller).await
+    }
+
     async fn read_resource(&self, slug: &str, caller: &Caller) -> Result<Option<PageContents>> {
         resources::read(self, slug, caller).await
     }

@@ -38,6 +38,13 @@ pub(super) async fn list<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &
     Ok(viewable(&table, caller).into_iter().map(resource_of).collect())
 }
 
+/// One page of the caller's resources after `after` (slug order), and whether more follow:
+/// the page index and the records of the window, not the whole page table.
+pub(super) async fn list_after<S: ShardStore>(tools: &KnowledgeTools<'_, S>, after: Option<&str>, limit: usize, caller: &Caller) -> Result<(Vec<PageResource>, bool)> {
+    let (records, more) = PageCatalog::open(tools.reader).await?.viewable_after(caller, after, limit).await?;
+    Ok((records.iter().map(resource_of).collect(), more))
+}
+
 /// Page `slug` with its raw text, if the caller may view it: its record and its body, not the
 /// whole page table.
 pub(super) async fn read<S: ShardStore>(tools: &KnowledgeTools<'_, S>, slug: &str, caller: &Caller) -> Result<Option<PageContents>> {
