@@ -579,8 +579,10 @@ fn a_resource_is_read_from_its_record_not_the_page_table_and_older_indexes_answe
 
 /// Listings of every cluster (`list_clusters`, `GET /api/graph/clusters`), of every tag
 /// (`list_tags`) and of a frontmatter field's values (`list_metadata_values`) read the cluster
-/// and tag indexes and the field's `metadata-values` part, not the page table, the spine or
-/// the bodies, and answer every caller as an index without them does (restricted pages are
+/// and tag indexes and the field's `metadata-values` part, and filtered page lists
+/// (`list_pages_by_filter`) scan the page records a batch at a time — none reads the page
+/// table, the spine or the bodies — and each answers every caller as an index without them
+/// (or without record shards) does (restricted pages are
 /// not counted nor named, restricted hubs not shown, clusters, tags and values of no page the
 /// caller may view left out).
 #[test]
@@ -594,10 +596,13 @@ fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
         assert!(index.manifest.find(kind).is_some(), "a build writes {kind}");
     }
     let whole_wiki: Vec<String> = index.manifest.shards.iter().filter(|s| matches!(s.kind, ShardKind::Pages | ShardKind::Spine | ShardKind::Bodies)).map(|s| s.name.clone()).collect();
-    let older = {
-        let shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::ClusterIndex | ShardKind::TagIndex | ShardKind::MetadataValues)).cloned().collect();
-        wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards)
-    };
+    let older = [
+        {
+            let shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::ClusterIndex | ShardKind::TagIndex | ShardKind::MetadataValues)).cloned().collect();
+            wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards)
+        },
+        without_record_shards(&index),
+    ];
     let (config, callers) = config_with_three_callers();
     let requests = [
         tool_call("list_clusters", json!({})),
@@ -612,6 +617,12 @@ fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
         tool_call("list_metadata_values", json!({ "key": "title" })),
         tool_call("list_metadata_values", json!({ "field": "zzz-no-such-field" })),
         tool_call("list_metadata_values", json!({ "field": "Aardvark" })),
+        tool_call("list_pages_by_filter", json!({})),
+        tool_call("list_pages_by_filter", json!({ "limit": 2 })),
+        tool_call("list_pages_by_filter", json!({ "type": "article", "limit": 3 })),
+        tool_call("list_pages_by_filter", json!({ "cluster": "retrieval" })),
+        tool_call("list_pages_by_filter", json!({ "tag": ["runbook"], "updated_since": "2000-01-01T00:00:00Z" })),
+        tool_call("list_pages_by_filter", json!({ "cluster": "architecture" })),
     ];
     for (i, request) in requests.iter().enumerate() {
         let mut answers = Vec::new();
@@ -624,10 +635,12 @@ fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
             assert!(!body.contains(r#""isError":true"#), "{body}");
             let read = store.read_names();
             assert!(!whole_wiki.iter().any(|name| read.contains(name)), "{} read {read:?}", request.path);
-            assert_eq!((status, body.clone()), answer(&older, &request, &config), "{} as {caller:?}", request.path);
+            for old in &older {
+                assert_eq!((status, body.clone()), answer(old, &request, &config), "{} as {caller:?}", request.path);
+            }
             answers.push(body);
         }
-        if [0, 3, 4, 6, 9].contains(&i) {
+        if [0, 3, 4, 6, 9, 12].contains(&i) {
             // Every cluster or tag: what anonymous callers see differs from an admin's.
             assert_ne!(answers[0], answers[1], "{}: restricted pages change the listing", request.path);
         }
@@ -692,5 +705,47 @@ fn resources_are_listed_by_window_and_older_indexes_answer_the_same() {
         let mut sorted = slugs.clone();
         sorted.dedup();
         assert_eq!(&sorted, slugs);
+    }
+}
+
+/// `list_pages_by_filter` scans the page records in slug order but answers in canonical-id
+/// order: on a wiki whose ids run against its slugs, with restricted pages among them, the
+/// first `limit` by id are those of the whole table, for every caller and limit.
+#[test]
+fn filtered_page_lists_keep_the_first_by_canonical_id_while_scanning_by_slug() {
+    use serde_json::json;
+    use wikantik::compile::{compile, CompileOptions};
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers, tool_call};
+
+    let root = wikantik_tests::scratch("filter-by-id").join("wiki");
+    std::fs::create_dir_all(&root).expect("wiki dir");
+    for p in 0..40u32 {
+        // Slugs ascend as ids descend; every fifth page is for Admin only.
+        let id = format!("01KX{:022}", 99 - p);
+        let acl = if p % 5 == 0 { "\n[{ALLOW view Admin}]()\n" } else { "" };
+        let (file, text) = wikantik_tests::page(&format!("Page{p:02}.md"), &format!("canonical_id: {id}\ntitle: Page {p}\ntype: article\ntags: [t{}]", p % 3), &format!("# Page {p}\n{acl}\nText {p}.\n"));
+        std::fs::write(root.join(file), text).expect("write page");
+    }
+    let (pages, _, _) = wikantik_index_builder::source::read_wiki(&root).expect("read wiki");
+    let options = CompileOptions { pages_per_partition: 2, record_partitions_per_shard: 2, ..CompileOptions::default() };
+    let index = compile(pages, &options, &mut |_, _, _| {}).expect("compile");
+    assert!(index.manifest.count_of(ShardKind::PageRecords) > 4);
+    let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
+    let table = without_record_shards(&index);
+    let (config, callers) = config_with_three_callers();
+    let id = |p: u32| format!("01KX{:022}", 99 - p);
+    for (args, tag, limit) in [(json!({ "limit": 3 }), None, 3), (json!({ "limit": 7, "tag": "t1" }), Some(1), 7), (json!({ "type": "article" }), None, 100)] {
+        for (c, caller) in callers.iter().enumerate() {
+            let request = as_caller(&tool_call("list_pages_by_filter", args.clone()), caller);
+            let (status, body) = answer(&reader, &request, &config);
+            assert_eq!((status, body.clone()), answer(&table, &request, &config), "{args} as {caller:?}");
+            // The brute-force answer: the caller's matching pages, smallest ids first (callers[1] is the admin).
+            let mut expected: Vec<String> = (0..40u32).filter(|p| c == 1 || p % 5 != 0).filter(|p| tag.is_none_or(|t| p % 3 == t)).map(id).collect();
+            expected.sort();
+            expected.truncate(limit);
+            let value: serde_json::Value = serde_json::from_str(&body).expect("json");
+            let got: Vec<String> = value["result"]["structuredContent"]["pages"].as_array().expect("pages").iter().filter_map(|p| p["canonicalId"].as_str().map(str::to_string)).collect();
+            assert_eq!(got, expected, "{args} as {caller:?}");
+        }
     }
 }

@@ -293,6 +293,31 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         }
     }
 
+    /// Calls `visit` with every page `caller` may view, in slug order. With record shards, the
+    /// shards are read [`SCAN_BATCH`] at a time and not kept (a shard none of whose pages the
+    /// caller may view is not read), so a scan's memory is a batch's, not the page table's.
+    pub async fn scan_viewable(&self, caller: &Caller, mut visit: impl FnMut(&PageRecord)) -> Result<()> {
+        match &self.source {
+            Source::Table(table) => table.pages.iter().filter(|p| caller.can_view(p)).for_each(visit),
+            Source::Records(index) => {
+                let viewable: Vec<bool> = index.keys_and_acls().map(|(_, acl)| caller.can_view_under(acl)).collect();
+                let groups: Vec<u32> = index
+                    .record_groups()
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, range)| viewable.get(range.clone()).is_some_and(|v| v.contains(&true)))
+                    .map(|(g, _)| g as u32)
+                    .collect();
+                for batch in groups.chunks(SCAN_BATCH) {
+                    let entries = self.reader.entries(ShardKind::PageRecords, batch).await?;
+                    let parts: Vec<Arc<PageTable>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
+                    parts.iter().flat_map(|part| part.pages.iter()).filter(|p| caller.can_view(p)).for_each(&mut visit);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The records of the pages at `positions` that `caller` may view, from the shards
     /// holding them (each read once).
     async fn records_at(&self, index: &PageIndex, positions: &[usize], caller: &Caller) -> Result<Vec<PageRecord>> {
@@ -314,6 +339,9 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         Ok(wanted.into_iter().zip(loaded).collect())
     }
 }
+
+/// How many `page-records` shards a scan reads at once.
+pub const SCAN_BATCH: usize = 8;
 
 /// Shard numbers, each once, ascending.
 fn distinct(numbers: impl Iterator<Item = u32>) -> Vec<u32> {

@@ -151,11 +151,12 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
         "graph clusters" => Request::new("GET", "/api/graph/clusters"),
         "llms.txt" => Request::new("GET", "/llms.txt"),
         "mcp resources/list" => mcp_request("resources/list", serde_json::json!({})),
+        "mcp list_pages_by_filter" => mcp_call("list_pages_by_filter", serde_json::json!({ "type": "article", "limit": 100 })),
         other => panic!("unknown request kind {other}"),
     }
 }
 
-const KINDS: [&str; 19] = [
+const KINDS: [&str; 20] = [
     "bundle",
     "briefing",
     "briefing cluster",
@@ -175,10 +176,11 @@ const KINDS: [&str; 19] = [
     "graph clusters",
     "llms.txt",
     "mcp resources/list",
+    "mcp list_pages_by_filter",
 ];
 
 /// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 13] = [
+const FIXED: [&str; 14] = [
     "mcp list_pages",
     "mcp get_page_for_agent",
     "sparql count",
@@ -192,6 +194,7 @@ const FIXED: [&str; 13] = [
     "graph clusters",
     "llms.txt",
     "mcp resources/list",
+    "mcp list_pages_by_filter",
 ];
 
 fn main() {

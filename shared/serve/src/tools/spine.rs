@@ -163,17 +163,30 @@ pub(super) async fn list_pages_by_filter<S: ShardStore>(
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX).min(FILTER_MAX_LIMIT),
         _ => FILTER_DEFAULT_LIMIT,
     };
-    let table = tools.reader.pages().await?;
-    let mut pages: Vec<&PageRecord> = viewable(&table, caller)
-        .into_iter()
-        .filter(|p| page_type.as_deref().is_none_or(|t| type_matches(t, p)))
-        .filter(|p| cluster.as_deref().is_none_or(|c| in_cluster(&p.clusters, c)))
-        .filter(|p| tags.iter().all(|t| p.tags.contains(t)))
-        .filter(|p| since.is_none_or(|s| p.updated >= s))
-        .collect();
-    pages.sort_by(|a, b| a.canonical_id.cmp(&b.canonical_id).then_with(|| a.slug.cmp(&b.slug)));
+    let matches = |p: &PageRecord| {
+        page_type.as_deref().is_none_or(|t| type_matches(t, p))
+            && cluster.as_deref().is_none_or(|c| in_cluster(&p.clusters, c))
+            && tags.iter().all(|t| p.tags.contains(t))
+            && since.is_none_or(|s| p.updated >= s)
+    };
+    // The first `limit` by canonical id, kept as the pages stream by (at most twice the limit held).
+    let order = |a: &PageRecord, b: &PageRecord| a.canonical_id.cmp(&b.canonical_id).then_with(|| a.slug.cmp(&b.slug));
+    let mut pages: Vec<PageRecord> = Vec::new();
+    PageCatalog::open(tools.reader)
+        .await?
+        .scan_viewable(caller, |p| {
+            if matches(p) {
+                pages.push(p.clone());
+                if pages.len() >= 2 * limit {
+                    pages.sort_by(order);
+                    pages.truncate(limit);
+                }
+            }
+        })
+        .await?;
+    pages.sort_by(order);
     pages.truncate(limit);
-    let descriptors: Vec<Value> = pages.iter().map(|p| descriptor_value(p)).collect();
+    let descriptors: Vec<Value> = pages.iter().map(descriptor_value).collect();
     let count = descriptors.len();
     Ok(ToolOutcome::Json(json!({ "pages": descriptors, "count": count })))
 }
