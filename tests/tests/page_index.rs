@@ -749,3 +749,28 @@ fn filtered_page_lists_keep_the_first_by_canonical_id_while_scanning_by_slug() {
         }
     }
 }
+
+/// `GET /llms.txt` streams the page records (a batch at a time) instead of decoding the page
+/// table, and every caller gets what the table gives.
+#[test]
+fn llms_txt_streams_the_page_records_and_older_indexes_answer_the_same() {
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers};
+
+    let index = sample_wiki_with_record_shards();
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let (config, callers) = config_with_three_callers();
+    let table = without_record_shards(&index);
+    let mut bodies = Vec::new();
+    for caller in &callers {
+        let request = as_caller(&Request::new("GET", "/llms.txt"), caller);
+        let store = FaultStore::new(MemoryStore::from_compiled(&index));
+        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (status, body) = answer(&reader, &request, &config);
+        assert_eq!(status, 200);
+        assert!(!store.read_names().contains(&table_name), "the page table was read");
+        assert_eq!((status, body.clone()), answer(&table, &request, &config), "as {caller:?}");
+        bodies.push(body);
+    }
+    assert!(bodies[0].len() < bodies[1].len(), "the admin sees more");
+}

@@ -4,14 +4,15 @@
 //! other route: a page the caller may not view is neither listed nor served, and its route
 //! answers exactly as for a page that does not exist.
 
-use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::PageRecord;
+use wikantik_format::error::Result;
 use wikantik_format::markup::{path_segment, url_decode};
 use wikantik_http::Response;
 
+use crate::page_catalog::PageCatalog;
 use crate::reader::{IndexReader, ShardStore};
 use crate::routes;
 
@@ -25,49 +26,83 @@ pub fn page_path(slug: &str) -> String {
 
 /// `GET /llms.txt`.
 pub async fn llms_txt<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -> Response {
-    let (table, spine) = futures_util::join!(reader.pages(), reader.spine());
-    let (table, spine) = match (table, spine) {
-        (Ok(t), Ok(s)) => (t, s),
-        (Err(e), _) | (_, Err(e)) => return routes::failure(&e, "llms.txt"),
-    };
-    let viewable = |slug: &str| caller.page(&table, slug);
-    let visible_pages = table.pages.iter().filter(|p| caller.can_view(p)).count();
-    let mut out = String::new();
-    let mut listed: BTreeSet<&str> = BTreeSet::new();
-    let mut sections = String::new();
-    let mut clusters = 0usize;
-    for cluster in spine.spine.clusters.iter().filter(|c| !c.name.contains('/')) {
-        let members: Vec<&PageRecord> = spine.spine.members(&cluster.name).iter().filter_map(|s| viewable(s)).collect();
-        if members.is_empty() {
-            continue; // a cluster with no viewable member does not exist for this caller
-        }
-        clusters += 1;
-        let _ = writeln!(sections, "\n## {}\n", cluster.name);
-        // The hub first (it introduces the cluster), then the members by slug.
-        let hub = cluster.hub.as_deref().and_then(viewable);
-        for page in hub.into_iter().chain(members.iter().copied().filter(|p| Some(p.slug.as_str()) != cluster.hub.as_deref())) {
-            link_line(&mut sections, page);
-            listed.insert(&page.slug);
+    match llms_text(reader, caller).await {
+        Ok(text) => Response::text(200, MARKDOWN, text),
+        Err(e) => routes::failure(&e, "llms.txt"),
+    }
+}
+
+/// The llms.txt of the pages `caller` may view: a section per top-level cluster with a
+/// viewable member (its hub first, then its members by slug), then the pages in none. Each
+/// viewable page's link line is made as the page records stream by
+/// ([`PageCatalog::scan_viewable`]), so what is held is the lines, not the page table.
+async fn llms_text<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -> Result<String> {
+    let spine = reader.spine().await?;
+    let catalog = PageCatalog::open(reader).await?;
+    // Every viewable page's link line, in slug order: `text[ends[i - 1]..ends[i]]` is page
+    // `slugs[i]`'s.
+    let (mut slugs, mut text, mut ends) = (Vec::new(), String::new(), Vec::new());
+    catalog
+        .scan_viewable(caller, |page| {
+            link_line(&mut text, page);
+            slugs.push(page.slug.clone());
+            ends.push(text.len());
+        })
+        .await?;
+    text.shrink_to_fit();
+    let index_of = |slug: &str| slugs.binary_search_by(|s: &String| s.as_str().cmp(slug)).ok();
+    let line = |i: usize| text.get(if i == 0 { 0 } else { ends[i - 1] }..ends[i]).unwrap_or_default();
+    // Each top-level cluster with a viewable member: its hub (if viewable) and its members by
+    // slug without the hub.
+    let sections: Vec<(&str, Vec<usize>)> = spine
+        .spine
+        .clusters
+        .iter()
+        .filter(|c| !c.name.contains('/'))
+        .filter_map(|cluster| {
+            let members: Vec<usize> = spine.spine.members(&cluster.name).iter().filter_map(|slug| index_of(slug)).collect();
+            if members.is_empty() {
+                return None; // a cluster with no viewable member does not exist for this caller
+            }
+            let hub = cluster.hub.as_deref().and_then(index_of);
+            Some((cluster.name.as_str(), hub.into_iter().chain(members.into_iter().filter(|&m| Some(m) != hub)).collect()))
+        })
+        .collect();
+    let mut listed = vec![false; slugs.len()];
+    for &i in sections.iter().flat_map(|(_, pages)| pages) {
+        if let Some(seen) = listed.get_mut(i) {
+            *seen = true;
         }
     }
-    let others: Vec<&PageRecord> = table.pages.iter().filter(|p| caller.can_view(p) && !listed.contains(p.slug.as_str())).collect();
-    if !others.is_empty() {
-        // llms.txt's "Optional" section: what a reader with little room may skip.
-        sections.push_str("\n## Optional\n\n");
-        for page in others {
-            link_line(&mut sections, page);
-        }
-    }
+    // The answer is about as large as the wiki: made once, in a buffer of its exact size.
+    let optional: Vec<usize> = (0..slugs.len()).filter(|&i| !listed[i]).collect();
+    let size = 1024
+        + sections.iter().map(|(name, pages)| name.len() + 8 + pages.iter().map(|&i| line(i).len()).sum::<usize>()).sum::<usize>()
+        + optional.iter().map(|&i| line(i).len() + 16).sum::<usize>();
+    let mut out = String::with_capacity(size);
     let _ = writeln!(out, "# Wiki");
-    let _ = writeln!(out, "\n> {visible_pages} pages in {clusters} clusters, build {}: each page's markdown is linked below.", reader.build_id());
+    let _ = writeln!(out, "\n> {} pages in {} clusters, build {}: each page's markdown is linked below.", slugs.len(), sections.len(), reader.build_id());
     let _ = writeln!(
         out,
         "\nServed by Wikantik, which returns ranked, citation-bearing context and never synthesizes answers: \
          `GET /api/bundle?q=QUESTION` for the sections that answer a question (cite them as `slug @ version`), \
          `GET /api/briefing?clusters=…&format=md` for a session briefing, and the MCP server at `/knowledge-mcp`."
     );
-    out.push_str(&sections);
-    Response::text(200, MARKDOWN, out)
+    for (name, pages) in &sections {
+        // The hub first (it introduces the cluster), then the members by slug.
+        let _ = writeln!(out, "\n## {name}\n");
+        for &i in pages {
+            out.push_str(line(i));
+        }
+    }
+    if !optional.is_empty() {
+        // llms.txt's "Optional" section: what a reader with little room may skip.
+        out.push_str("\n## Optional\n\n");
+        for &i in &optional {
+            out.push_str(line(i));
+        }
+    }
+    Ok(out)
 }
 
 fn link_line(out: &mut String, page: &PageRecord) {
