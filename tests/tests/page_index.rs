@@ -774,3 +774,38 @@ fn llms_txt_streams_the_page_records_and_older_indexes_answer_the_same() {
     }
     assert!(bodies[0].len() < bodies[1].len(), "the admin sees more");
 }
+
+/// `/health` proves the index readable from its page index, and `list_pages` with filters
+/// streams the records: neither decodes the page table, and a filtered window answers as an
+/// index without record shards (the table) does.
+#[test]
+fn health_and_filtered_page_lists_do_not_read_the_page_table() {
+    use serde_json::json;
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers, tool_call};
+
+    let index = sample_wiki_with_record_shards();
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let (config, callers) = config_with_three_callers();
+    let table = without_record_shards(&index);
+    let requests = [
+        Request::new("GET", "/health"),
+        tool_call("list_pages", json!({ "type": "article", "limit": 3, "offset": 1 })),
+        tool_call("list_pages", json!({ "cluster": "architecture" })),
+        tool_call("list_pages", json!({ "tags": ["runbook"], "offset": 1 })),
+    ];
+    for request in &requests {
+        for caller in &callers {
+            let request = as_caller(request, caller);
+            let store = FaultStore::new(MemoryStore::from_compiled(&index));
+            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (status, body) = answer(&reader, &request, &config);
+            assert_eq!(status, 200, "{body}");
+            assert!(!body.contains(r#""isError":true"#), "{body}");
+            assert!(!store.read_names().contains(&table_name), "{} read the page table", request.path);
+            if request.path != "/health" {
+                assert_eq!((status, body), answer(&table, &request, &config), "as {caller:?}");
+            }
+        }
+    }
+}

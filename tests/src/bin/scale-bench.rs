@@ -151,12 +151,13 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
         "graph clusters" => Request::new("GET", "/api/graph/clusters"),
         "llms.txt" => Request::new("GET", "/llms.txt"),
         "mcp resources/list" => mcp_request("resources/list", serde_json::json!({})),
+        "health" => Request::new("GET", "/health"),
         "mcp list_pages_by_filter" => mcp_call("list_pages_by_filter", serde_json::json!({ "type": "article", "limit": 100 })),
         other => panic!("unknown request kind {other}"),
     }
 }
 
-const KINDS: [&str; 20] = [
+const KINDS: [&str; 21] = [
     "bundle",
     "briefing",
     "briefing cluster",
@@ -177,10 +178,11 @@ const KINDS: [&str; 20] = [
     "llms.txt",
     "mcp resources/list",
     "mcp list_pages_by_filter",
+    "health",
 ];
 
 /// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 14] = [
+const FIXED: [&str; 15] = [
     "mcp list_pages",
     "mcp get_page_for_agent",
     "sparql count",
@@ -195,6 +197,7 @@ const FIXED: [&str; 14] = [
     "llms.txt",
     "mcp resources/list",
     "mcp list_pages_by_filter",
+    "health",
 ];
 
 fn main() {

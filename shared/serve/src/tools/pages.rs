@@ -61,9 +61,20 @@ pub(super) async fn list_pages<S: ShardStore>(tools: &KnowledgeTools<'_, S>, arg
     let (total, window) = if filter.is_empty() {
         PageCatalog::open(tools.reader).await?.viewable_window(caller, offset, limit).await?
     } else {
-        let table = tools.reader.pages().await?;
-        let matched: Vec<&PageRecord> = viewable(&table, caller).into_iter().filter(|p| filter.matches(p)).collect();
-        (matched.len(), matched.iter().skip(offset).take(limit).map(|p| (*p).clone()).collect())
+        // Streamed: the matches are counted and only the window's records kept.
+        let (mut matched, mut window) = (0usize, Vec::new());
+        PageCatalog::open(tools.reader)
+            .await?
+            .scan_viewable(caller, |p| {
+                if filter.matches(p) {
+                    if (offset..offset.saturating_add(limit)).contains(&matched) {
+                        window.push(p.clone());
+                    }
+                    matched += 1;
+                }
+            })
+            .await?;
+        (matched, window)
     };
     let pages: Vec<RetrievedPage> = window.iter().map(RetrievedPage::of).collect();
     let pages = serde_json::to_value(&pages).map_err(|e| Error::Invalid(e.to_string()))?;

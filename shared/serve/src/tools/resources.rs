@@ -1,7 +1,7 @@
 //! The caller's pages as MCP resources ([`wikantik_mcp::resources`]): listed and read only when
 //! the caller may view them, so a restricted page is exactly as absent as a missing one.
 
-use super::common::{iso_instant, non_empty, viewable, Bodies};
+use super::common::{iso_instant, non_empty, Bodies};
 use super::KnowledgeTools;
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::PageRecord;
@@ -34,8 +34,9 @@ fn resource_of(page: &PageRecord) -> PageResource {
 
 /// Every page the caller may view, in slug order.
 pub(super) async fn list<S: ShardStore>(tools: &KnowledgeTools<'_, S>, caller: &Caller) -> Result<Vec<PageResource>> {
-    let table = tools.reader.pages().await?;
-    Ok(viewable(&table, caller).into_iter().map(resource_of).collect())
+    let mut resources = Vec::new();
+    PageCatalog::open(tools.reader).await?.scan_viewable(caller, |page| resources.push(resource_of(page))).await?;
+    Ok(resources)
 }
 
 /// One page of the caller's resources after `after` (slug order), and whether more follow:
