@@ -809,3 +809,40 @@ fn health_and_filtered_page_lists_do_not_read_the_page_table() {
         }
     }
 }
+
+/// `GET /api/graph/clusters/{name}` answers from the cluster index, the spine and the
+/// members' records, not the page table, as an index without the cluster index does: for
+/// every cluster, an unknown one, and each caller (a cluster of restricted pages only is not
+/// found by those who may not view them).
+#[test]
+fn a_cluster_with_its_members_is_read_without_the_page_table() {
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers};
+
+    let index = sample_wiki_with_record_shards();
+    let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let spine = decoded!(index, ShardKind::Spine, wikantik::payload::SpineShard).remove(0).spine;
+    let shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != ShardKind::ClusterIndex).cloned().collect();
+    let older = wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards);
+    let (config, callers) = config_with_three_callers();
+    let names: Vec<String> = spine.clusters.iter().map(|c| c.name.clone()).chain(["NoSuchCluster".to_string()]).collect();
+    assert!(names.iter().any(|n| n.contains('/')), "sub-clusters are covered");
+    let (mut found, mut missing) = (0, 0);
+    for name in &names {
+        for caller in &callers {
+            let request = as_caller(&Request::new("GET", &format!("/api/graph/clusters/{}", wikantik_tests::url_encode(name))), caller);
+            let store = FaultStore::new(MemoryStore::from_compiled(&index));
+            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (status, body) = answer(&reader, &request, &config);
+            assert!(!store.read_names().contains(&table_name), "{name}: the page table was read");
+            assert_eq!((status, body.clone()), answer(&older, &request, &config), "{name} as {caller:?}");
+            if status == 200 {
+                found += 1;
+                assert!(body.contains(r#""members""#), "{body}");
+            } else {
+                missing += 1;
+            }
+        }
+    }
+    assert!(found > 10 && missing >= callers.len(), "{found} found, {missing} not found");
+}

@@ -252,16 +252,58 @@ fn listed_clusters(index: &ClusterIndex, caller: &Caller) -> Vec<Value> {
         .collect()
 }
 
+/// One cluster with its members, from the cluster index (whether the caller sees it and its
+/// sub-clusters), its card (its members) and the members' records: what [`cluster_json`]
+/// says with members, without the page table or the spine. `None` when the caller does not
+/// see it.
+async fn indexed_cluster<S: ShardStore>(reader: &IndexReader<S>, index: &ClusterIndex, caller: &Caller, name: &str) -> wikantik_format::error::Result<Option<Value>> {
+    let viewable = index.viewable_acls(|acl| caller.can_view_under(acl));
+    let by_name: HashMap<&str, &ClusterSummary> = index.clusters.iter().map(|c| (c.name.as_str(), c)).collect();
+    let visible = |cluster: &ClusterSummary| cluster.is_visible(&viewable, cluster.hub.as_ref().is_some_and(|hub| caller.can_view(hub)));
+    let Some(summary) = by_name.get(name).copied().filter(|c| visible(c)) else { return Ok(None) };
+    // The members from the cluster's card (the spine, decoded, is tens of MB at 100k pages);
+    // a member is direct when its own record names the cluster.
+    let catalog = PageCatalog::open(reader).await?;
+    let Some(card) = catalog.cluster(name).await? else { return Ok(None) };
+    let slugs: Vec<&str> = card.members.iter().map(|m| m.page.slug.as_str()).collect();
+    let members: Vec<Value> = catalog
+        .by_slugs(&slugs)
+        .await?
+        .iter()
+        .flatten()
+        .filter(|p| caller.can_view(p))
+        .map(|p| {
+            let mut m = page_json(p);
+            m["direct"] = json!(p.clusters.iter().any(|c| c == name));
+            m
+        })
+        .collect();
+    let subs: Vec<&str> = summary.sub_clusters.iter().filter(|s| by_name.get(s.as_str()).is_some_and(|sub| visible(sub))).map(String::as_str).collect();
+    Ok(Some(json!({
+        "name": summary.name,
+        "parent": summary.name.split_once('/').map(|(p, _)| p),
+        "hub": summary.hub.as_ref().filter(|hub| caller.can_view(hub)).map(page_json),
+        "memberCount": members.len(),
+        "subClusters": subs,
+        "members": members,
+    })))
+}
+
 async fn clusters<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller, name: Option<&str>) -> Response {
-    if name.is_none() {
-        match reader.cluster_index().await {
-            Ok(Some(index)) => {
-                let list = listed_clusters(&index, caller);
-                return Response::json(200, &json!({ "count": list.len(), "clusters": list }));
-            }
-            Ok(None) => {}
-            Err(e) => return routes::failure(&e, "graph request"),
+    match (reader.cluster_index().await, name) {
+        (Ok(Some(index)), None) => {
+            let list = listed_clusters(&index, caller);
+            return Response::json(200, &json!({ "count": list.len(), "clusters": list }));
         }
+        (Ok(Some(index)), Some(name)) => {
+            return match indexed_cluster(reader, &index, caller, name).await {
+                Ok(Some(v)) => Response::json(200, &v),
+                Ok(None) => Response::error(404, "cluster not found"),
+                Err(e) => routes::failure(&e, "graph request"),
+            };
+        }
+        (Ok(None), _) => {}
+        (Err(e), _) => return routes::failure(&e, "graph request"),
     }
     let (table, spine) = futures_util::join!(reader.pages(), reader.spine());
     let (table, spine) = match (table, spine) {

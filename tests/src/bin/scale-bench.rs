@@ -149,6 +149,7 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
         "mcp list_tags" => mcp_call("list_tags", serde_json::json!({})),
         "mcp list_metadata_values" => mcp_call("list_metadata_values", serde_json::json!({ "field": "type" })),
         "graph clusters" => Request::new("GET", "/api/graph/clusters"),
+        "graph cluster" => Request::new("GET", &format!("/api/graph/clusters/{}", encode(&subject.cluster))),
         "llms.txt" => Request::new("GET", "/llms.txt"),
         "mcp resources/list" => mcp_request("resources/list", serde_json::json!({})),
         "health" => Request::new("GET", "/health"),
@@ -157,7 +158,7 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
     }
 }
 
-const KINDS: [&str; 21] = [
+const KINDS: [&str; 22] = [
     "bundle",
     "briefing",
     "briefing cluster",
@@ -179,10 +180,11 @@ const KINDS: [&str; 21] = [
     "mcp resources/list",
     "mcp list_pages_by_filter",
     "health",
+    "graph cluster",
 ];
 
 /// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 15] = [
+const FIXED: [&str; 16] = [
     "mcp list_pages",
     "mcp get_page_for_agent",
     "sparql count",
@@ -198,6 +200,7 @@ const FIXED: [&str; 15] = [
     "mcp resources/list",
     "mcp list_pages_by_filter",
     "health",
+    "graph cluster",
 ];
 
 fn main() {
