@@ -750,8 +750,8 @@ fn filtered_page_lists_keep_the_first_by_canonical_id_while_scanning_by_slug() {
     }
 }
 
-/// `GET /llms.txt` streams the page records (a batch at a time) instead of decoding the page
-/// table, and every caller gets what the table gives.
+/// `GET /llms.txt` streams the page records and the cluster cards (a batch at a time) instead
+/// of decoding the page table and the spine, and every caller gets what those give.
 #[test]
 fn llms_txt_streams_the_page_records_and_older_indexes_answer_the_same() {
     use wikantik::http::Request;
@@ -759,6 +759,7 @@ fn llms_txt_streams_the_page_records_and_older_indexes_answer_the_same() {
 
     let index = sample_wiki_with_record_shards();
     let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
+    let spine_name = index.manifest.single(ShardKind::Spine).expect("spine").name.clone();
     let (config, callers) = config_with_three_callers();
     let table = without_record_shards(&index);
     let mut bodies = Vec::new();
@@ -768,7 +769,7 @@ fn llms_txt_streams_the_page_records_and_older_indexes_answer_the_same() {
         let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
         let (status, body) = answer(&reader, &request, &config);
         assert_eq!(status, 200);
-        assert!(!store.read_names().contains(&table_name), "the page table was read");
+        assert!(!store.read_names().contains(&table_name) && !store.read_names().contains(&spine_name), "the page table or the spine was read");
         assert_eq!((status, body.clone()), answer(&table, &request, &config), "as {caller:?}");
         bodies.push(body);
     }

@@ -37,7 +37,6 @@ pub async fn llms_txt<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -
 /// viewable page's link line is made as the page records stream by
 /// ([`PageCatalog::scan_viewable`]), so what is held is the lines, not the page table.
 async fn llms_text<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -> Result<String> {
-    let spine = reader.spine().await?;
     let catalog = PageCatalog::open(reader).await?;
     // Every viewable page's link line, in slug order: `text[ends[i - 1]..ends[i]]` is page
     // `slugs[i]`'s.
@@ -52,22 +51,28 @@ async fn llms_text<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -> R
     text.shrink_to_fit();
     let index_of = |slug: &str| slugs.binary_search_by(|s: &String| s.as_str().cmp(slug)).ok();
     let line = |i: usize| text.get(if i == 0 { 0 } else { ends[i - 1] }..ends[i]).unwrap_or_default();
-    // Each top-level cluster with a viewable member: its hub (if viewable) and its members by
-    // slug without the hub.
-    let sections: Vec<(&str, Vec<usize>)> = spine
-        .spine
-        .clusters
-        .iter()
-        .filter(|c| !c.name.contains('/'))
-        .filter_map(|cluster| {
-            let members: Vec<usize> = spine.spine.members(&cluster.name).iter().filter_map(|slug| index_of(slug)).collect();
-            if members.is_empty() {
-                return None; // a cluster with no viewable member does not exist for this caller
-            }
-            let hub = cluster.hub.as_deref().and_then(index_of);
-            Some((cluster.name.as_str(), hub.into_iter().chain(members.into_iter().filter(|&m| Some(m) != hub)).collect()))
-        })
-        .collect();
+    // Each top-level cluster (by name) with a viewable member: its hub (if viewable) and its
+    // members by slug without the hub; from the clusters' cards (a batch at a time), or in an
+    // index without them from the spine.
+    let mut sections: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut add = |name: &str, hub: Option<&str>, members: &mut dyn Iterator<Item = &str>| {
+        if name.contains('/') {
+            return;
+        }
+        let members: Vec<usize> = members.filter_map(|slug| index_of(slug)).collect();
+        if members.is_empty() {
+            return; // a cluster with no viewable member does not exist for this caller
+        }
+        let hub = hub.and_then(index_of);
+        sections.push((name.to_string(), hub.into_iter().chain(members.into_iter().filter(|&m| Some(m) != hub)).collect()));
+    };
+    let carded = catalog.scan_cluster_cards(|card| add(&card.name, card.hub.as_ref().map(|h| h.slug.as_str()), &mut card.members.iter().map(|m| m.page.slug.as_str()))).await?;
+    if !carded {
+        let spine = reader.spine().await?;
+        for cluster in &spine.spine.clusters {
+            add(&cluster.name, cluster.hub.as_deref(), &mut spine.spine.members(&cluster.name).iter().map(String::as_str));
+        }
+    }
     let mut listed = vec![false; slugs.len()];
     for &i in sections.iter().flat_map(|(_, pages)| pages) {
         if let Some(seen) = listed.get_mut(i) {

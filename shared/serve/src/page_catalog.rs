@@ -14,7 +14,7 @@ use std::sync::Arc;
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
-use wikantik_format::clusters::{ClusterCard, ClusterCards, ClusterPage};
+use wikantik_format::clusters::{ClusterCard, ClusterCards, ClusterPage, ClusterPart};
 use wikantik_format::relations::{RelatedCandidate, Relatedness, MAX_RELATED};
 use wikantik_format::shard::ShardKind;
 use wikantik_format::spine::briefing_member_order;
@@ -129,6 +129,23 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         let (table, spine, graph) = futures_util::join!(self.table(), self.reader.spine(), self.reader.graph());
         let (table, spine, graph) = (table?, spine?, graph?);
         Ok(ClusterCards::new(&table, &spine.spine, &graph.graph).card(name))
+    }
+
+    /// Calls `visit` with every cluster's card, by name, reading the `cluster-cards` shards
+    /// [`SCAN_BATCH`] at a time without keeping them; `Ok(false)`, visiting none, for an index
+    /// without cards.
+    pub async fn scan_cluster_cards(&self, mut visit: impl FnMut(&ClusterCard)) -> Result<bool> {
+        let Source::Records(index) = &self.source else { return Ok(false) };
+        if index.cluster_first.is_empty() {
+            return Ok(false);
+        }
+        let parts: Vec<u32> = (0..index.cluster_first.len() as u32).collect();
+        for batch in parts.chunks(SCAN_BATCH) {
+            let entries = self.reader.entries(ShardKind::ClusterCards, batch).await?;
+            let loaded: Vec<Arc<ClusterPart>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
+            loaded.iter().flat_map(|part| part.clusters.iter()).for_each(&mut visit);
+        }
+        Ok(true)
     }
 
     /// The members of cluster `name` that `caller` may view, in the briefing's order
