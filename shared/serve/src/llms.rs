@@ -59,7 +59,7 @@ async fn llms_text<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller) -> R
         if name.contains('/') {
             return;
         }
-        let members: Vec<usize> = members.filter_map(|slug| index_of(slug)).collect();
+        let members: Vec<usize> = members.filter_map(&index_of).collect();
         if members.is_empty() {
             return; // a cluster with no viewable member does not exist for this caller
         }
