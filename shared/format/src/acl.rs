@@ -120,6 +120,12 @@ impl AclNumbers {
     }
 }
 
+/// For each of `acls` (numbered by [`AclNumbers`]), whether `may_view` allows pages under it:
+/// what a caller's share of the tallies by ACL is summed over.
+pub fn viewable_under(acls: &[Acl], may_view: impl Fn(&Acl) -> bool) -> Vec<bool> {
+    acls.iter().map(may_view).collect()
+}
+
 /// Built-in role and principal names that compare case-insensitively.
 const BUILT_IN: [&str; 6] = [
     "All",

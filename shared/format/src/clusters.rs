@@ -230,9 +230,9 @@ impl ClusterIndex {
         ClusterIndex { acls: acls.into_acls(), clusters }
     }
 
-    /// For each of [`ClusterIndex::acls`], whether `may_view` allows pages under it.
-    pub fn viewable_acls(&self, may_view: impl Fn(&Acl) -> bool) -> Vec<bool> {
-        self.acls.iter().map(may_view).collect()
+    /// The cluster named `name` (the clusters are in name order).
+    pub fn cluster(&self, name: &str) -> Option<&ClusterSummary> {
+        self.clusters.binary_search_by(|c| c.name.as_str().cmp(name)).ok().and_then(|i| self.clusters.get(i))
     }
 }
 
@@ -242,7 +242,7 @@ impl ClusterSummary {
     pub fn viewable_members(&self, viewable: &[bool]) -> (usize, Option<i64>) {
         self.members
             .iter()
-            .filter(|t| t.pages > 0 && viewable.get(t.acl as usize).copied().unwrap_or(false))
+            .filter(|t| viewable.get(t.acl as usize).copied().unwrap_or(false))
             .fold((0, None), |(n, latest), t| (n + t.pages as usize, Some(latest.map_or(t.latest, |l: i64| l.max(t.latest)))))
     }
 

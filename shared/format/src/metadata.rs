@@ -61,7 +61,7 @@ impl MetadataPart {
     /// `field`'s values on the pages under the ACLs `may_view` allows, with how many such
     /// pages carry each; most frequent first, then by value.
     pub fn viewable_values(&self, field: &str, may_view: impl Fn(&Acl) -> bool) -> Vec<(&str, usize)> {
-        let viewable: Vec<bool> = self.acls.iter().map(may_view).collect();
+        let viewable = crate::acl::viewable_under(&self.acls, may_view);
         let mut out: Vec<(&str, usize)> = self
             .field(field)
             .map(|f| {

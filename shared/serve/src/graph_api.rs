@@ -12,11 +12,12 @@
 //! not a cluster member or hub, and a cluster with no viewable member does not exist. SPARQL
 //! sees only the triples of viewable pages.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{json, Value};
 
 use wikantik_access::access::Caller;
+use wikantik_format::acl::viewable_under;
 use wikantik_format::catalog::{PageRecord, PageTable};
 use wikantik_format::clusters::{ClusterIndex, ClusterSummary};
 use wikantik_format::error::Error;
@@ -229,74 +230,75 @@ fn cluster_json(spine: &wikantik_format::spine::Spine, table: &PageTable, caller
     Some(v)
 }
 
-/// Every cluster the caller sees, from the cluster index: what [`cluster_json`] says of each
-/// (without members), from the tallies of its members by ACL.
-fn listed_clusters(index: &ClusterIndex, caller: &Caller) -> Vec<Value> {
-    let viewable = index.viewable_acls(|acl| caller.can_view_under(acl));
-    let visible = |cluster: &ClusterSummary| cluster.is_visible(&viewable, cluster.hub.as_ref().is_some_and(|hub| caller.can_view(hub)));
-    let by_name: HashMap<&str, &ClusterSummary> = index.clusters.iter().map(|c| (c.name.as_str(), c)).collect();
-    index
-        .clusters
-        .iter()
-        .filter(|cluster| visible(cluster))
-        .map(|cluster| {
-            let subs: Vec<&str> = cluster.sub_clusters.iter().filter(|s| by_name.get(s.as_str()).is_some_and(|sub| visible(sub))).map(String::as_str).collect();
-            json!({
-                "name": cluster.name,
-                "parent": cluster.name.split_once('/').map(|(p, _)| p),
-                "hub": cluster.hub.as_ref().filter(|hub| caller.can_view(hub)).map(page_json),
-                "memberCount": cluster.viewable_members(&viewable).0,
-                "subClusters": subs,
-            })
-        })
-        .collect()
+/// The cluster index as one caller sees it: which clusters (and sub-clusters) are visible, and
+/// what [`cluster_json`] says of each, from the tallies of their members by ACL.
+struct IndexedClusters<'a> {
+    index: &'a ClusterIndex,
+    caller: &'a Caller,
+    viewable: Vec<bool>,
 }
 
-/// One cluster with its members, from the cluster index (whether the caller sees it and its
-/// sub-clusters), its card (its members) and the members' records: what [`cluster_json`]
-/// says with members, without the page table or the spine. `None` when the caller does not
-/// see it.
-async fn indexed_cluster<S: ShardStore>(reader: &IndexReader<S>, index: &ClusterIndex, caller: &Caller, name: &str) -> wikantik_format::error::Result<Option<Value>> {
-    let viewable = index.viewable_acls(|acl| caller.can_view_under(acl));
-    let by_name: HashMap<&str, &ClusterSummary> = index.clusters.iter().map(|c| (c.name.as_str(), c)).collect();
-    let visible = |cluster: &ClusterSummary| cluster.is_visible(&viewable, cluster.hub.as_ref().is_some_and(|hub| caller.can_view(hub)));
-    let Some(summary) = by_name.get(name).copied().filter(|c| visible(c)) else { return Ok(None) };
-    // The members from the cluster's card (the spine, decoded, is tens of MB at 100k pages);
-    // a member is direct when its own record names the cluster.
-    let catalog = PageCatalog::open(reader).await?;
-    let Some(card) = catalog.cluster(name).await? else { return Ok(None) };
-    let slugs: Vec<&str> = card.members.iter().map(|m| m.page.slug.as_str()).collect();
-    let members: Vec<Value> = catalog
-        .by_slugs(&slugs)
-        .await?
-        .iter()
-        .flatten()
-        .filter(|p| caller.can_view(p))
-        .map(|p| {
-            let mut m = page_json(p);
-            m["direct"] = json!(p.clusters.iter().any(|c| c == name));
-            m
+impl<'a> IndexedClusters<'a> {
+    fn new(index: &'a ClusterIndex, caller: &'a Caller) -> IndexedClusters<'a> {
+        IndexedClusters { index, caller, viewable: viewable_under(&index.acls, |acl| caller.can_view_under(acl)) }
+    }
+
+    fn visible(&self, cluster: &ClusterSummary) -> bool {
+        cluster.is_visible(&self.viewable, cluster.hub.as_ref().is_some_and(|hub| self.caller.can_view(hub)))
+    }
+
+    /// [`cluster_json`] without members.
+    fn json(&self, cluster: &ClusterSummary) -> Value {
+        let subs: Vec<&str> = cluster.sub_clusters.iter().filter(|s| self.index.cluster(s).is_some_and(|sub| self.visible(sub))).map(String::as_str).collect();
+        json!({
+            "name": cluster.name,
+            "parent": cluster.name.split_once('/').map(|(p, _)| p),
+            "hub": cluster.hub.as_ref().filter(|hub| self.caller.can_view(hub)).map(page_json),
+            "memberCount": cluster.viewable_members(&self.viewable).0,
+            "subClusters": subs,
         })
-        .collect();
-    let subs: Vec<&str> = summary.sub_clusters.iter().filter(|s| by_name.get(s.as_str()).is_some_and(|sub| visible(sub))).map(String::as_str).collect();
-    Ok(Some(json!({
-        "name": summary.name,
-        "parent": summary.name.split_once('/').map(|(p, _)| p),
-        "hub": summary.hub.as_ref().filter(|hub| caller.can_view(hub)).map(page_json),
-        "memberCount": members.len(),
-        "subClusters": subs,
-        "members": members,
-    })))
+    }
+
+    /// Every cluster the caller sees.
+    fn listed(&self) -> Vec<Value> {
+        self.index.clusters.iter().filter(|cluster| self.visible(cluster)).map(|cluster| self.json(cluster)).collect()
+    }
+
+    /// The cluster `name` with its members, from its card and the members' records (without
+    /// the page table or the spine); `None` when the caller does not see it.
+    async fn with_members<S: ShardStore>(&self, reader: &IndexReader<S>, name: &str) -> wikantik_format::error::Result<Option<Value>> {
+        let Some(summary) = self.index.cluster(name).filter(|c| self.visible(c)) else { return Ok(None) };
+        // The members from the cluster's card (the spine, decoded, is tens of MB at 100k
+        // pages); a member is direct when its own record names the cluster.
+        let catalog = PageCatalog::open(reader).await?;
+        let Some(card) = catalog.cluster(name).await? else { return Ok(None) };
+        let slugs: Vec<&str> = card.members.iter().map(|m| m.page.slug.as_str()).collect();
+        let members: Vec<Value> = catalog
+            .by_slugs(&slugs)
+            .await?
+            .iter()
+            .flatten()
+            .filter(|p| self.caller.can_view(p))
+            .map(|p| {
+                let mut m = page_json(p);
+                m["direct"] = json!(p.clusters.iter().any(|c| c == name));
+                m
+            })
+            .collect();
+        let mut v = self.json(summary);
+        v["members"] = Value::Array(members);
+        Ok(Some(v))
+    }
 }
 
 async fn clusters<S: ShardStore>(reader: &IndexReader<S>, caller: &Caller, name: Option<&str>) -> Response {
     match (reader.cluster_index().await, name) {
         (Ok(Some(index)), None) => {
-            let list = listed_clusters(&index, caller);
+            let list = IndexedClusters::new(&index, caller).listed();
             return Response::json(200, &json!({ "count": list.len(), "clusters": list }));
         }
         (Ok(Some(index)), Some(name)) => {
-            return match indexed_cluster(reader, &index, caller, name).await {
+            return match IndexedClusters::new(&index, caller).with_members(reader, name).await {
                 Ok(Some(v)) => Response::json(200, &v),
                 Ok(None) => Response::error(404, "cluster not found"),
                 Err(e) => routes::failure(&e, "graph request"),

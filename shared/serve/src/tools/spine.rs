@@ -14,6 +14,7 @@ use super::{list_arg, text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
 use wikantik_format::error::{Error, Result};
 use wikantik_format::catalog::PageRecord;
+use wikantik_format::acl::viewable_under;
 use wikantik_format::clusters::ClusterSummary;
 use wikantik_mcp::ToolOutcome;
 use crate::reader::ShardStore;
@@ -45,7 +46,7 @@ pub(super) async fn list_clusters<S: ShardStore>(tools: &KnowledgeTools<'_, S>, 
     let (limit, offset) = page_window(args);
     if let Some(index) = tools.reader.cluster_index().await? {
         // Tallies by ACL: only the window's entries are made.
-        let viewable = index.viewable_acls(|acl| caller.can_view_under(acl));
+        let viewable = viewable_under(&index.acls, |acl| caller.can_view_under(acl));
         let listed: Vec<(&ClusterSummary, usize, i64)> = index
             .clusters
             .iter()
@@ -94,7 +95,7 @@ pub(super) async fn list_tags<S: ShardStore>(tools: &KnowledgeTools<'_, S>, args
     let (limit, offset) = page_window(args);
     let min_pages = usize::try_from(int_arg(args, "min_pages").unwrap_or(1).max(1)).unwrap_or(usize::MAX);
     if let Some(index) = tools.reader.tag_index().await? {
-        let viewable: Vec<bool> = index.acls.iter().map(|acl| caller.can_view_under(acl)).collect();
+        let viewable = viewable_under(&index.acls, |acl| caller.can_view_under(acl));
         let mut tags: Vec<(&str, usize, Vec<&str>)> = index
             .tags
             .iter()
