@@ -141,8 +141,7 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
         }
         let parts: Vec<u32> = (0..index.cluster_first.len() as u32).collect();
         for batch in parts.chunks(SCAN_BATCH) {
-            let entries = self.reader.entries(ShardKind::ClusterCards, batch).await?;
-            let loaded: Vec<Arc<ClusterPart>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
+            let loaded: Vec<Arc<ClusterPart>> = self.reader.passing_of(ShardKind::ClusterCards, batch).await?;
             loaded.iter().flat_map(|part| part.clusters.iter()).for_each(&mut visit);
         }
         Ok(true)
@@ -326,8 +325,7 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
                     .map(|(g, _)| g as u32)
                     .collect();
                 for batch in groups.chunks(SCAN_BATCH) {
-                    let entries = self.reader.entries(ShardKind::PageRecords, batch).await?;
-                    let parts: Vec<Arc<PageTable>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
+                    let parts: Vec<Arc<PageTable>> = self.reader.passing_of(ShardKind::PageRecords, batch).await?;
                     parts.iter().flat_map(|part| part.pages.iter()).filter(|p| caller.can_view(p)).for_each(&mut visit);
                 }
             }
@@ -357,8 +355,9 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
     }
 }
 
-/// How many `page-records` shards a scan reads at once.
-pub const SCAN_BATCH: usize = 8;
+/// How many `page-records` or `cluster-cards` shards a scan reads at once (they are a few tens
+/// of KB, so twice as many as [`crate::kg_catalog::SCAN_BATCH`] knowledge-graph parts).
+const SCAN_BATCH: usize = 8;
 
 /// Shard numbers, each once, ascending.
 fn distinct(numbers: impl Iterator<Item = u32>) -> Vec<u32> {

@@ -229,6 +229,13 @@ impl<S: ShardStore> IndexReader<S> {
         .collect()
     }
 
+    /// The shards of `kind` numbered `partitions`, fetched concurrently for one pass
+    /// ([`IndexReader::load_passing`]: not kept in the cache).
+    pub async fn passing_of<T: DeserializeOwned + Send + Sync + 'static>(&self, kind: ShardKind, partitions: &[u32]) -> Result<Vec<Arc<T>>> {
+        let entries = self.entries(kind, partitions).await?;
+        self.load_passing(&entries.iter().collect::<Vec<_>>()).await
+    }
+
     /// A value derived from one shard (e.g. the query encoder built from the `model` shard),
     /// computed once and kept in the cache under `<tag>:<sha256>` like a decoded shard. The
     /// raw bytes are fetched, verified and handed to `derive` as the decoded payload `P`,
