@@ -21,6 +21,13 @@ macro_rules! decoded {
     };
 }
 
+/// A fresh instance over `index` and the store it reads through (which records what it reads).
+fn cold(index: &CompiledIndex) -> (FaultStore<MemoryStore>, IndexReader<FaultStore<MemoryStore>>) {
+    let store = FaultStore::new(MemoryStore::from_compiled(index));
+    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    (store, reader)
+}
+
 #[test]
 fn the_page_index_and_the_sections_agree_with_the_page_table() {
     let index = compile_dir(&sample_wiki());
@@ -91,8 +98,7 @@ fn bundles_never_read_the_page_table_and_older_indexes_answer_the_same() {
     for query in ["rotate an api key", "incident review", "edge roadmap", "who may read restricted pages"] {
         for caller in &callers {
             let request = BundleRequest { query: query.into(), mode: RetrievalMode::Lexical, k: None, budget: None };
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let new = block_on(assemble_bundle(&reader, &request, &config, caller)).expect("bundle");
             assert!(!store.read_names().contains(&table_name), "{query}: the page table was read: {:?}", store.read_names());
             let old = block_on(assemble_bundle(&old_reader, &request, &config, caller)).expect("bundle of the previous layout");
@@ -162,8 +168,7 @@ fn page_records_are_read_by_part_and_older_indexes_answer_the_same() {
         assert_eq!(page_index.record_group_of_position(position), Some(group as u32), "{}", record.slug);
     }
 
-    let store = FaultStore::new(MemoryStore::from_compiled(&index));
-    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let (store, reader) = cold(&index);
     let old = without_record_shards(&index);
     let (config, admin) = config_with_admin();
     let slugs: Vec<String> = table.pages.iter().map(|p| p.slug.clone()).chain(["NoSuchPage".to_string()]).collect();
@@ -209,8 +214,7 @@ fn page_records_are_read_by_part_and_older_indexes_answer_the_same() {
     let mut unfiltered: Vec<Request> = requests.iter().filter(|r| !String::from_utf8_lossy(&r.body).contains("tags")).cloned().collect();
     unfiltered.extend(paths.iter().map(|p| Request::new("GET", p)));
     for request in unfiltered {
-        let store = FaultStore::new(MemoryStore::from_compiled(&index));
-        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (store, reader) = cold(&index);
         let answer = block_on(handle(Ok(&reader), &request.clone().with_header("Authorization", &format!("Bearer {admin}")), &config));
         assert_eq!(answer.status, if request.path.contains("NoSuchPage") { 404 } else { 200 }, "{}", request.path);
         let read = store.read_names();
@@ -277,8 +281,7 @@ fn related_pages_are_read_by_part_and_older_indexes_answer_the_same() {
 
     // retrieve_context answers the same from the parts as from an index without them (ranked
     // from the page table and the graph), and the oldest layouts too.
-    let store = FaultStore::new(MemoryStore::from_compiled(&index));
-    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let (_, reader) = cold(&index);
     let without_relations = {
         let shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != ShardKind::PageRelations).cloned().collect();
         wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), shards)
@@ -297,8 +300,7 @@ fn related_pages_are_read_by_part_and_older_indexes_answer_the_same() {
     // Without filters, neither the page table nor the link graph is read.
     let avoided = [ShardKind::Pages, ShardKind::Graph].map(|kind| index.manifest.single(kind).expect("single").name.clone());
     for request in requests.iter().filter(|r| !String::from_utf8_lossy(&r.body).contains("filters")) {
-        let store = FaultStore::new(MemoryStore::from_compiled(&index));
-        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (store, reader) = cold(&index);
         let answer = block_on(wikantik::service::handle(Ok(&reader), &request.clone().with_header("Authorization", &format!("Bearer {admin}")), &config));
         assert!(answer.body.windows(9).any(|w| w == b"relatedPa"), "{}", String::from_utf8_lossy(&answer.body));
         let read = store.read_names();
@@ -338,8 +340,7 @@ fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
                 Some(k) => request.clone().with_header("Authorization", &format!("Bearer {k}")),
                 None => request.clone(),
             };
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let new = block_on(wikantik::service::handle(Ok(&reader), &request, &config));
             assert!(!store.read_names().contains(&table_name), "{id}: the page table was read");
             found += usize::from(!String::from_utf8_lossy(&new.body).contains(r#""isError":true"#));
@@ -386,8 +387,7 @@ fn agent_projections_read_their_cluster_by_part_and_older_indexes_answer_the_sam
 
     // Every page's projection, for anonymous and admin callers, as from an index without the
     // cards (spine, page table and graph), without page-records, and without a page index.
-    let store = FaultStore::new(MemoryStore::from_compiled(&index));
-    let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+    let (_, reader) = cold(&index);
     let (config, admin) = config_with_admin();
     let visible: Vec<&wikantik::catalog::PageRecord> = table.pages.iter().filter(|p| Caller::anonymous().can_view(p)).collect();
     let requests: Vec<_> = visible.iter().map(|p| tool_call("get_page_for_agent", json!({ "canonical_id": p.canonical_id }))).collect();
@@ -454,8 +454,7 @@ fn agent_projections_read_their_cluster_by_part_and_older_indexes_answer_the_sam
     let avoided = [ShardKind::Pages, ShardKind::Graph, ShardKind::Spine].map(|kind| index.manifest.single(kind).expect("single").name.clone());
     let mut hinted = 0;
     for request in &requests {
-        let store = FaultStore::new(MemoryStore::from_compiled(&index));
-        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (store, reader) = cold(&index);
         let answer = block_on(wikantik::service::handle(Ok(&reader), request, &config));
         hinted += usize::from(String::from_utf8_lossy(&answer.body).contains("cluster_member"));
         let read = store.read_names();
@@ -522,8 +521,7 @@ fn briefings_read_pins_and_clusters_by_part_and_older_indexes_answer_the_same() 
     let (mut members_shown, mut pointers) = (0, 0);
     for request in &requests {
         for caller in &callers {
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let new = answer(&reader, request, caller);
             let read = store.read_names();
             assert!(!read.iter().any(|n| avoided.contains(n)), "{request:?}: {read:?}");
@@ -562,8 +560,7 @@ fn a_resource_is_read_from_its_record_not_the_page_table_and_older_indexes_answe
             .with_body(serde_json::to_vec(&rpc).expect("json"));
         for caller in &callers {
             let request = as_caller(&request, caller);
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let (status, body) = answer(&reader, &request, &config);
             assert!(!store.read_names().contains(&table_name), "{slug}: the page table was read");
             found += usize::from(body.contains(r#""contents""#));
@@ -628,8 +625,7 @@ fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
         let mut answers = Vec::new();
         for caller in &callers {
             let request = as_caller(request, caller);
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let (status, body) = answer(&reader, &request, &config);
             assert_eq!(status, 200, "{body}");
             assert!(!body.contains(r#""isError":true"#), "{body}");
@@ -675,8 +671,7 @@ fn resources_are_listed_by_window_and_older_indexes_answer_the_same() {
     };
     let mut listed = Vec::new();
     for caller in &callers {
-        let store = FaultStore::new(MemoryStore::from_compiled(&index));
-        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (store, reader) = cold(&index);
         let (mut cursor, mut slugs, mut pages) = (None::<String>, Vec::new(), 0);
         loop {
             let request = as_caller(&list(cursor.as_deref()), caller);
@@ -765,8 +760,7 @@ fn llms_txt_streams_the_page_records_and_older_indexes_answer_the_same() {
     let mut bodies = Vec::new();
     for caller in &callers {
         let request = as_caller(&Request::new("GET", "/llms.txt"), caller);
-        let store = FaultStore::new(MemoryStore::from_compiled(&index));
-        let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+        let (store, reader) = cold(&index);
         let (status, body) = answer(&reader, &request, &config);
         assert_eq!(status, 200);
         assert!(!store.read_names().contains(&table_name) && !store.read_names().contains(&spine_name), "the page table or the spine was read");
@@ -798,8 +792,7 @@ fn health_and_filtered_page_lists_do_not_read_the_page_table() {
     for request in &requests {
         for caller in &callers {
             let request = as_caller(request, caller);
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let (status, body) = answer(&reader, &request, &config);
             assert_eq!(status, 200, "{body}");
             assert!(!body.contains(r#""isError":true"#), "{body}");
@@ -832,8 +825,7 @@ fn a_cluster_with_its_members_is_read_without_the_page_table() {
     for name in &names {
         for caller in &callers {
             let request = as_caller(&Request::new("GET", &format!("/api/graph/clusters/{}", wikantik_tests::url_encode(name))), caller);
-            let store = FaultStore::new(MemoryStore::from_compiled(&index));
-            let reader = block_on(IndexReader::open(store.clone(), Arc::new(ShardCache::default()))).expect("open");
+            let (store, reader) = cold(&index);
             let (status, body) = answer(&reader, &request, &config);
             assert!(!store.read_names().contains(&table_name), "{name}: the page table was read");
             assert_eq!((status, body.clone()), answer(&older, &request, &config), "{name} as {caller:?}");

@@ -158,49 +158,31 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
     }
 }
 
-const KINDS: [&str; 22] = [
-    "bundle",
-    "briefing",
-    "briefing cluster",
-    "mcp assemble_bundle",
-    "mcp retrieve_context",
-    "mcp list_pages",
-    "mcp get_page_for_agent",
-    "sparql count",
-    "graph neighbours",
-    "mcp get_node",
-    "mcp traverse",
-    "mcp search_knowledge",
-    "mcp discover_schema",
-    "mcp list_clusters",
-    "mcp list_tags",
-    "mcp list_metadata_values",
-    "graph clusters",
-    "llms.txt",
-    "mcp resources/list",
-    "mcp list_pages_by_filter",
-    "health",
-    "graph cluster",
-];
-
-/// Kinds whose request does not depend on the query: measured warm once, not per query.
-const FIXED: [&str; 16] = [
-    "mcp list_pages",
-    "mcp get_page_for_agent",
-    "sparql count",
-    "graph neighbours",
-    "mcp get_node",
-    "mcp traverse",
-    "mcp discover_schema",
-    "mcp list_clusters",
-    "mcp list_tags",
-    "mcp list_metadata_values",
-    "graph clusters",
-    "llms.txt",
-    "mcp resources/list",
-    "mcp list_pages_by_filter",
-    "health",
-    "graph cluster",
+/// Every request kind, and whether its request depends on the query (the others are the same
+/// request every time: measured warm once, not per query).
+const KINDS: [(&str, bool); 22] = [
+    ("bundle", true),
+    ("briefing", true),
+    ("briefing cluster", true),
+    ("mcp assemble_bundle", true),
+    ("mcp retrieve_context", true),
+    ("mcp list_pages", false),
+    ("mcp get_page_for_agent", false),
+    ("sparql count", false),
+    ("graph neighbours", false),
+    ("mcp get_node", false),
+    ("mcp traverse", false),
+    ("mcp search_knowledge", true),
+    ("mcp discover_schema", false),
+    ("mcp list_clusters", false),
+    ("mcp list_tags", false),
+    ("mcp list_metadata_values", false),
+    ("graph clusters", false),
+    ("llms.txt", false),
+    ("mcp resources/list", false),
+    ("mcp list_pages_by_filter", false),
+    ("health", false),
+    ("graph cluster", false),
 ];
 
 fn main() {
@@ -231,7 +213,7 @@ fn main() {
     println!("{:<22} {:>10} {:>6} {:>9} {:>10} | {:>9} {:>9}", "request", "cold bytes", "reads", "cold ms", "peak heap", "warm p50", "warm p95");
     // `SCALE_BENCH_KINDS=bundle,sparql count` measures only those kinds.
     let only: Option<Vec<String>> = std::env::var("SCALE_BENCH_KINDS").ok().map(|v| v.split(',').map(|k| k.trim().to_string()).collect());
-    for kind in KINDS.into_iter().filter(|k| only.as_ref().is_none_or(|o| o.iter().any(|x| x == k))) {
+    for (kind, per_query) in KINDS.into_iter().filter(|(k, _)| only.as_ref().is_none_or(|o| o.iter().any(|x| x == k))) {
         // Cold: a new instance, nothing cached; the first query.
         let store = Counted::new(&index);
         let base = LIVE.load(Ordering::Relaxed);
@@ -262,7 +244,7 @@ fn main() {
                     samples.push(t.elapsed().as_secs_f64() * 1000.0);
                 }
             }
-            if FIXED.contains(&kind) && pass > 0 {
+            if !per_query && pass > 0 {
                 break; // the same request every time
             }
         }
