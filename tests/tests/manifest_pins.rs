@@ -19,14 +19,13 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// `cluster-index`, `tag-index` and `metadata-values` shards (every cluster with its hub, every
-/// tag, and every frontmatter value, with their pages tallied by ACL), so that listings of the
-/// whole wiki read no page table.
-const SAMPLE_WIKI_MANIFEST: &str = "5c5c5545faf4def0773255de1467baa046de551f260e9de18c8ae8992bf74269";
+/// `page-listing` and `listing-facets` shards and the page index's `id_latest` (the records by
+/// canonical id with their facets), so that filtered listings in id order read the parts their
+/// filters allow and stop once they have their pages.
+const SAMPLE_WIKI_MANIFEST: &str = "51b43657a0d52806b52052a25dc27ca834544666c092a242cc688e48cf797933";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the `cluster-index`, `tag-index` and `metadata-values`
-/// shards.
-const CORPUS_MANIFEST: &str = "8dd62b54b79e59cfdd050d6cc9a86e1354f09d56501fe44825090dedc8a106ac";
+/// lexical build). Last changed by the `page-listing` and `listing-facets` shards.
+const CORPUS_MANIFEST: &str = "7b8b8ddba683af6d849b66ebc8ec972823b7b5eb0ccd6b09ee901a353349772f";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -328,7 +328,10 @@ fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
 
     // get_page_by_id answers the same with and without the id parts, for known, restricted and
     // unknown ids, and never reads the page table.
-    let without_ids = without_parts(&index, ShardKind::PageIds, |i| i.id_first.clear());
+    let without_ids = without_parts(&index, ShardKind::PageIds, |i| {
+        i.id_first.clear();
+        i.id_latest.clear();
+    });
     let (config, admin) = config_with_admin();
     let ids: Vec<String> = table.pages.iter().map(|p| p.canonical_id.clone()).chain(["01NOSUCHID0000000000000000".to_string(), String::new(), "zzz".to_string()]).collect();
     let table_name = index.manifest.single(ShardKind::Pages).expect("pages").name.clone();
@@ -703,44 +706,97 @@ fn resources_are_listed_by_window_and_older_indexes_answer_the_same() {
     }
 }
 
-/// `list_pages_by_filter` scans the page records in slug order but answers in canonical-id
-/// order: on a wiki whose ids run against its slugs, with restricted pages among them, the
-/// first `limit` by id are those of the whole table, for every caller and limit.
+/// The index as one written before the `page-listing` and `listing-facets` shards: filtered
+/// listings then scan the page records.
+fn without_listing(index: &CompiledIndex) -> IndexReader<MemoryStore> {
+    let mut store = MemoryStore::from_compiled(index);
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageListing | ShardKind::ListingFacets | ShardKind::PageIndex)).cloned().collect();
+    let mut older = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
+    older.id_latest.clear();
+    let rewritten = encode_shard(ShardKind::PageIndex, 0, &older, None, None).expect("encode");
+    store.put(&rewritten.entry.name, rewritten.bytes);
+    shards.push(rewritten.entry);
+    wikantik_tests::reader_with_shards(index, store, shards)
+}
+
+/// `list_pages_by_filter` answers in canonical-id order. On a wiki whose ids run against its
+/// slugs, with restricted pages among them and pages changed at different times, the first
+/// `limit` matches by id are the brute-force ones for every caller, filter and limit, whether
+/// read from the listing by id (stopping once it has them, skipping the parts the facets and
+/// the parts' latest changes rule out) or, in indexes without it, from the records in slug
+/// order or the page table.
 #[test]
-fn filtered_page_lists_keep_the_first_by_canonical_id_while_scanning_by_slug() {
+fn filtered_page_lists_answer_in_canonical_id_order_from_the_listing_and_from_older_indexes() {
     use serde_json::json;
     use wikantik::compile::{compile, CompileOptions};
     use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers, tool_call};
 
+    const BASE: i64 = 1_700_000_000;
     let root = wikantik_tests::scratch("filter-by-id").join("wiki");
     std::fs::create_dir_all(&root).expect("wiki dir");
+    let id = |p: u32| format!("01KX{:022}", 99 - p);
+    let page_type = |p: u32| if p.is_multiple_of(4) { "Runbook" } else { "article" };
+    let cluster = |p: u32| if p < 8 { "alpha/one" } else { "beta" };
     for p in 0..40u32 {
-        // Slugs ascend as ids descend; every fifth page is for Admin only.
-        let id = format!("01KX{:022}", 99 - p);
+        // Slugs ascend as ids descend; every fifth page is for Admin only; the pages of the
+        // smallest ids changed last.
         let acl = if p % 5 == 0 { "\n[{ALLOW view Admin}]()\n" } else { "" };
-        let (file, text) = wikantik_tests::page(&format!("Page{p:02}.md"), &format!("canonical_id: {id}\ntitle: Page {p}\ntype: article\ntags: [t{}]", p % 3), &format!("# Page {p}\n{acl}\nText {p}.\n"));
-        std::fs::write(root.join(file), text).expect("write page");
+        let frontmatter = format!("canonical_id: {}\ntitle: Page {p}\ntype: {}\ncluster: {}\ntags: [t{}]", id(p), page_type(p), cluster(p), p % 3);
+        let (file, text) = wikantik_tests::page(&format!("Page{p:02}.md"), &frontmatter, &format!("# Page {p}\n{acl}\nText {p}.\n"));
+        std::fs::write(root.join(&file), text).expect("write page");
+        let modified = std::time::UNIX_EPOCH + std::time::Duration::from_secs((BASE + i64::from(p) * 1000) as u64);
+        std::fs::File::options().write(true).open(root.join(&file)).and_then(|f| f.set_modified(modified)).expect("set mtime");
     }
     let (pages, _, _) = wikantik_index_builder::source::read_wiki(&root).expect("read wiki");
     let options = CompileOptions { pages_per_partition: 2, record_partitions_per_shard: 2, ..CompileOptions::default() };
     let index = compile(pages, &options, &mut |_, _, _| {}).expect("compile");
-    assert!(index.manifest.count_of(ShardKind::PageRecords) > 4);
-    let reader = block_on(IndexReader::open(MemoryStore::from_compiled(&index), Arc::new(ShardCache::default()))).expect("open");
-    let table = without_record_shards(&index);
+    assert!(index.manifest.count_of(ShardKind::PageListing) > 4 && index.manifest.count_of(ShardKind::ListingFacets) > 0);
+    let listing_names: Vec<String> = index.manifest.shards.iter().filter(|s| s.kind == ShardKind::PageListing).map(|s| s.name.clone()).collect();
+    let records_read = |read: &[String]| read.iter().filter(|n| n.contains("/page-records-") || n.contains("/pages-")).count();
+    let older = [without_listing(&index), without_record_shards(&index)];
     let (config, callers) = config_with_three_callers();
-    let id = |p: u32| format!("01KX{:022}", 99 - p);
-    for (args, tag, limit) in [(json!({ "limit": 3 }), None, 3), (json!({ "limit": 7, "tag": "t1" }), Some(1), 7), (json!({ "type": "article" }), None, 100)] {
+    type Wanted = fn(u32) -> bool;
+    let cases: Vec<(serde_json::Value, Wanted, usize)> = vec![
+        (json!({ "limit": 3 }), |_| true, 3),
+        (json!({ "limit": 7, "tag": "t1" }), |p| p % 3 == 1, 7),
+        (json!({ "type": "article" }), |p| p % 4 != 0, 100),
+        (json!({ "type": "RUNBOOK", "limit": 4 }), |p| p % 4 == 0, 4),
+        (json!({ "type": "recipe" }), |_| false, 100),
+        (json!({ "cluster": "alpha" }), |p| p < 8, 100),
+        (json!({ "cluster": "alpha/one", "tag": ["t0"] }), |p| p < 8 && p % 3 == 0, 100),
+        (json!({ "cluster": "beta", "limit": 2 }), |p| p >= 8, 2),
+        (json!({ "tag": ["t0", "t1"] }), |_| false, 100),
+        (json!({ "tag": "no-such-tag" }), |_| false, 100),
+        (json!({ "updated_since": "2023-11-15T06:33:20Z" }), |p| BASE + i64::from(p) * 1000 >= 1_700_030_000, 100),
+        (json!({ "updated_since": "2023-11-15T06:33:20Z", "tag": "t2", "limit": 1 }), |p| BASE + i64::from(p) * 1000 >= 1_700_030_000 && p % 3 == 2, 1),
+    ];
+    for (args, wanted, limit) in &cases {
         for (c, caller) in callers.iter().enumerate() {
             let request = as_caller(&tool_call("list_pages_by_filter", args.clone()), caller);
+            let (store, reader) = cold(&index);
             let (status, body) = answer(&reader, &request, &config);
-            assert_eq!((status, body.clone()), answer(&table, &request, &config), "{args} as {caller:?}");
+            let read = store.read_names();
+            assert_eq!(records_read(&read), 0, "{args}: read the records: {read:?}");
+            for old in &older {
+                assert_eq!((status, body.clone()), answer(old, &request, &config), "{args} as {caller:?}");
+            }
             // The brute-force answer: the caller's matching pages, smallest ids first (callers[1] is the admin).
-            let mut expected: Vec<String> = (0..40u32).filter(|p| c == 1 || p % 5 != 0).filter(|p| tag.is_none_or(|t| p % 3 == t)).map(id).collect();
+            let mut expected: Vec<String> = (0..40u32).filter(|p| c == 1 || p % 5 != 0).filter(|&p| wanted(p)).map(id).collect();
             expected.sort();
-            expected.truncate(limit);
+            expected.truncate(*limit);
             let value: serde_json::Value = serde_json::from_str(&body).expect("json");
             let got: Vec<String> = value["result"]["structuredContent"]["pages"].as_array().expect("pages").iter().filter_map(|p| p["canonicalId"].as_str().map(str::to_string)).collect();
             assert_eq!(got, expected, "{args} as {caller:?}");
+            let listings = read.iter().filter(|n| listing_names.contains(n)).count();
+            if args == &json!({ "limit": 3 }) {
+                assert_eq!(listings, 1, "the first three pages by id are in the first listing part: {read:?}");
+            }
+            if args.get("tag") == Some(&json!("no-such-tag")) {
+                assert_eq!(listings, 0, "{args}: the facets rule every part out: {read:?}");
+            }
+            if args.get("updated_since").is_some() {
+                assert!(listings < listing_names.len() / 2, "{args}: parts that changed before are skipped: {read:?}");
+            }
         }
     }
 }

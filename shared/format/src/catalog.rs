@@ -128,6 +128,11 @@ pub struct PageIndex {
     /// is looked up in the page table).
     #[serde(default)]
     pub id_first: Vec<String>,
+    /// The latest `updated` of the pages of each `page-ids` run (parallel to `id_first`), so
+    /// a listing of pages changed since a time skips the runs with none. Empty in indexes
+    /// without `page-listing` shards.
+    #[serde(default)]
+    pub id_latest: Vec<i64>,
     /// The name of the first cluster of each `cluster-cards` shard (ascending); empty in
     /// indexes without them (clusters are read from the spine).
     #[serde(default)]
@@ -144,8 +149,8 @@ pub struct PageIndex {
 /// Indexes are equal when their arrays are (the position map is derived).
 impl PartialEq for PageIndex {
     fn eq(&self, other: &Self) -> bool {
-        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs, &self.id_first, &self.cluster_first, &self.acl_latest)
-            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs, &other.id_first, &other.cluster_first, &other.acl_latest)
+        (&self.keys, &self.chunk_counts, &self.partition_starts, &self.acls, &self.acl_of, &self.record_starts, &self.record_first_slugs, &self.id_first, &self.id_latest, &self.cluster_first, &self.acl_latest)
+            == (&other.keys, &other.chunk_counts, &other.partition_starts, &other.acls, &other.acl_of, &other.record_starts, &other.record_first_slugs, &other.id_first, &other.id_latest, &other.cluster_first, &other.acl_latest)
     }
 }
 
@@ -295,6 +300,9 @@ impl PageIndex {
         }
         if self.id_first.windows(2).any(|w| w[0] >= w[1]) {
             return bad("page-ids starts out of order");
+        }
+        if !self.id_latest.is_empty() && self.id_latest.len() != self.id_first.len() {
+            return bad("latest changes not one per page-ids run");
         }
         if self.cluster_first.windows(2).any(|w| w[0] >= w[1]) {
             return bad("cluster-cards starts out of order");

@@ -22,6 +22,7 @@ pub mod kernels;
 pub mod kg;
 pub mod kg_parts;
 pub mod lexical;
+pub mod listing;
 pub mod manifest;
 pub mod markup;
 pub mod metadata;

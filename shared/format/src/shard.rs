@@ -140,6 +140,15 @@ pub enum ShardKind {
     /// each value's pages tallied by ACL; an entry's `first_key` is its first field (none for
     /// partition 0). Indexes without them list values from the page table and the bodies.
     MetadataValues,
+    /// The page records of one `page-ids` run, in canonical-id order
+    /// (`listing::ListingPart`), located through the page index's `id_first` like the run;
+    /// what filtered listings in canonical-id order read. Indexes without them scan the
+    /// `page-records` shards (or the page table).
+    PageListing,
+    /// Facet keys (page type, top-level cluster, tag) with the `page-listing` parts holding a
+    /// page that carries each (`listing::FacetPart`); an entry's `first_key` is its first key
+    /// (none for partition 0).
+    ListingFacets,
 }
 
 impl ShardKind {
@@ -180,6 +189,8 @@ impl ShardKind {
             ShardKind::ClusterIndex => "cluster-index",
             ShardKind::TagIndex => "tag-index",
             ShardKind::MetadataValues => "metadata-values",
+            ShardKind::PageListing => "page-listing",
+            ShardKind::ListingFacets => "listing-facets",
         }
     }
 }

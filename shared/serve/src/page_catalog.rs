@@ -6,15 +6,18 @@
 //! the shards' first slugs, key and position → shard through their starts, ACLs for counting
 //! and for filtering what a caller may view); related pages come from the `page-relations`
 //! shard beside each. An index written before them is read from its page table and link
-//! graph, with the same answers.
+//! graph, with the same answers. Listings in canonical-id order read the `page-listing`
+//! shards (the records again, by id run) where the index has them.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use wikantik_access::access::Caller;
 use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
 use wikantik_format::clusters::{ClusterCard, ClusterCards, ClusterPage, ClusterPart};
+use wikantik_format::listing::ListingPart;
 use wikantik_format::relations::{RelatedCandidate, Relatedness, MAX_RELATED};
 use wikantik_format::shard::ShardKind;
 use wikantik_format::spine::briefing_member_order;
@@ -331,6 +334,44 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
             }
         }
         Ok(())
+    }
+
+    /// Calls `visit` with the pages `caller` may view of the `page-listing` parts numbered
+    /// `parts` (ascending), in canonical-id order (ties by slug), until it answers
+    /// [`ControlFlow::Break`]. Parts are read one, then two, then up to [`SCAN_BATCH`] at a
+    /// time and not kept, so a listing that fills early reads few. `Ok(false)` (nothing
+    /// visited) when the index has no listing parts.
+    pub async fn scan_listing(&self, caller: &Caller, parts: &[u32], mut visit: impl FnMut(&PageRecord) -> ControlFlow<()>) -> Result<bool> {
+        if !self.has_listing() {
+            return Ok(false);
+        }
+        let (mut next, mut batch) = (0, 1);
+        while next < parts.len() {
+            let wanted = parts.get(next..(next + batch).min(parts.len())).unwrap_or_default();
+            let loaded: Vec<Arc<ListingPart>> = self.reader.passing_of(ShardKind::PageListing, wanted).await?;
+            for page in loaded.iter().flat_map(|part| part.pages.iter()).filter(|p| caller.can_view(p)) {
+                if visit(page).is_break() {
+                    return Ok(true);
+                }
+            }
+            next += wanted.len();
+            batch = (batch * 2).min(SCAN_BATCH);
+        }
+        Ok(true)
+    }
+
+    /// Whether the index has `page-listing` parts (then [`PageCatalog::listing_latest`] says
+    /// when each last changed).
+    pub fn has_listing(&self) -> bool {
+        matches!(&self.source, Source::Records(index) if !index.id_latest.is_empty()) && self.reader.manifest().count_of(ShardKind::PageListing) > 0
+    }
+
+    /// The latest change of each `page-listing` part (empty without them).
+    pub fn listing_latest(&self) -> &[i64] {
+        match &self.source {
+            Source::Records(index) if self.has_listing() => &index.id_latest,
+            _ => &[],
+        }
     }
 
     /// The records of the pages at `positions` that `caller` may view, from the shards

@@ -433,6 +433,25 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(self.manifest.single(ShardKind::Spine)?).await
     }
 
+    /// For each facet key of `keys` (`wikantik_format::listing`), the `page-listing` parts
+    /// that may hold a page carrying it, in the order asked; each `listing-facets` part read
+    /// once. `Ok(None)` for indexes without facets.
+    pub async fn listing_facets(&self, keys: &[String]) -> Result<Option<Vec<Vec<u32>>>> {
+        if self.manifest.count_of(ShardKind::ListingFacets) == 0 {
+            return Ok(None);
+        }
+        let entries = self.key_entries(ShardKind::ListingFacets, keys).await?;
+        let distinct: BTreeMap<&str, &ShardEntry> = entries.iter().flatten().map(|e| (e.name.as_str(), e)).collect();
+        let loaded: Vec<Arc<wikantik_format::listing::FacetPart>> = self.load_many(&distinct.values().copied().collect::<Vec<_>>()).await?;
+        let by_name: BTreeMap<&str, &Arc<wikantik_format::listing::FacetPart>> = distinct.keys().copied().zip(&loaded).collect();
+        Ok(Some(
+            keys.iter()
+                .zip(&entries)
+                .map(|(key, entry)| entry.as_ref().and_then(|e| by_name.get(e.name.as_str())).map(|part| part.parts_of(key).to_vec()).unwrap_or_default())
+                .collect(),
+        ))
+    }
+
     /// Every cluster tallied by ACL (`cluster-index`); `Ok(None)` for indexes written before
     /// it (listings then read the page table and the spine).
     pub async fn cluster_index(&self) -> Result<Option<Arc<wikantik_format::clusters::ClusterIndex>>> {

@@ -12,6 +12,7 @@ use wikantik_format::kg_parts::KgSplit;
 use wikantik_format::lexical::{LexicalStats, SectionKey, TermEntry, TermPartition};
 use wikantik_format::manifest::{BuildStats, Manifest};
 use wikantik_format::clusters::{ClusterCards, ClusterIndex};
+use wikantik_format::listing;
 use wikantik_format::tags::TagIndex;
 use wikantik_format::relations::Relatedness;
 use wikantik_format::payload::*;
@@ -304,6 +305,11 @@ pub(super) fn encode(
     } else {
         (Vec::new(), Vec::new())
     };
+    // The records again by canonical id, one listing part per id run.
+    let (listing, id_latest) = listing::listing_parts(&table, &id_parts);
+    if !listing.is_empty() {
+        page_index.id_latest = id_latest;
+    }
     type Encode<'a> = Box<dyn Fn() -> Result<EncodedShard> + Sync + 'a>;
     let singles: Vec<Encode<'_>> = vec![
         Box::new(|| encode_shard(ShardKind::Pages, 0, &table, None, None)),
@@ -334,6 +340,16 @@ pub(super) fn encode(
     shards.extend(relation_shards);
     let id_shards: Vec<EncodedShard> = id_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::PageIds, p as u32, part, None, None)).collect::<Result<_>>()?;
     shards.extend(id_shards);
+    let listing_shards: Vec<EncodedShard> =
+        listing.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::PageListing, p as u32, part, None, None)).collect::<Result<_>>()?;
+    shards.extend(listing_shards);
+    let facet_shards: Vec<EncodedShard> = listing::facet_parts(&listing)
+        .iter()
+        .enumerate()
+        .map(|(p, (first, part))| encode_shard(ShardKind::ListingFacets, p as u32, part, (p > 0).then(|| first.clone()), None))
+        .collect::<Result<_>>()?;
+    shards.extend(facet_shards);
+    drop(listing);
     let cluster_shards: Vec<EncodedShard> =
         cluster_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::ClusterCards, p as u32, part, None, None)).collect::<Result<_>>()?;
     shards.extend(cluster_shards);

@@ -6,6 +6,7 @@
 //! the ACL gate, so their numbers are the same as if restricted pages did not exist.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 
 use serde_json::{json, Value};
 
@@ -16,6 +17,7 @@ use wikantik_format::error::{Error, Result};
 use wikantik_format::catalog::PageRecord;
 use wikantik_format::acl::viewable_under;
 use wikantik_format::clusters::ClusterSummary;
+use wikantik_format::listing;
 use wikantik_mcp::ToolOutcome;
 use crate::reader::ShardStore;
 use crate::page_catalog::PageCatalog;
@@ -147,7 +149,9 @@ fn type_matches(filter: &str, page: &PageRecord) -> bool {
 /// `list_pages_by_filter`: descriptors of viewable pages matching `type`, `cluster`, `tag`
 /// (all of them) and `updated_since`, sorted by canonical id, then cut at `limit` (≤ 0 → 100,
 /// capped at 1000). The ACL gate runs *before* the limit — the reference cut first and then
-/// hid pages, which let a short page reveal that restricted pages sorted into it.
+/// hid pages, which let a short page reveal that restricted pages sorted into it. With
+/// `page-listing` shards the records are read in that order from the parts the filters'
+/// facets and `updated_since` allow, until `limit` pages match; older indexes scan every record.
 pub(super) async fn list_pages_by_filter<S: ShardStore>(
     tools: &KnowledgeTools<'_, S>,
     args: &Value,
@@ -170,26 +174,74 @@ pub(super) async fn list_pages_by_filter<S: ShardStore>(
             && tags.iter().all(|t| p.tags.contains(t))
             && since.is_none_or(|s| p.updated >= s)
     };
-    // The first `limit` by canonical id, kept as the pages stream by (at most twice the limit held).
-    let order = |a: &PageRecord, b: &PageRecord| a.canonical_id.cmp(&b.canonical_id).then_with(|| a.slug.cmp(&b.slug));
+    let catalog = PageCatalog::open(tools.reader).await?;
     let mut pages: Vec<PageRecord> = Vec::new();
-    PageCatalog::open(tools.reader)
-        .await?
-        .scan_viewable(caller, |p| {
-            if matches(p) {
-                pages.push(p.clone());
-                if pages.len() >= 2 * limit {
-                    pages.sort_by(order);
-                    pages.truncate(limit);
+    if catalog.has_listing() {
+        // The listing is in canonical-id order: the first `limit` matches are the answer.
+        let parts = listing_candidates(tools, &catalog, page_type.as_deref(), cluster.as_deref(), &tags, since).await?;
+        catalog
+            .scan_listing(caller, &parts, |p| {
+                if matches(p) {
+                    pages.push(p.clone());
                 }
-            }
-        })
-        .await?;
-    pages.sort_by(order);
-    pages.truncate(limit);
+                if pages.len() >= limit {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })
+            .await?;
+    } else {
+        // The first `limit` by canonical id, kept as the pages stream by in slug order (at
+        // most twice the limit held).
+        let order = |a: &PageRecord, b: &PageRecord| a.canonical_id.cmp(&b.canonical_id).then_with(|| a.slug.cmp(&b.slug));
+        catalog
+            .scan_viewable(caller, |p| {
+                if matches(p) {
+                    pages.push(p.clone());
+                    if pages.len() >= 2 * limit {
+                        pages.sort_by(order);
+                        pages.truncate(limit);
+                    }
+                }
+            })
+            .await?;
+        pages.sort_by(order);
+        pages.truncate(limit);
+    }
     let descriptors: Vec<Value> = pages.iter().map(descriptor_value).collect();
     let count = descriptors.len();
     Ok(ToolOutcome::Json(json!({ "pages": descriptors, "count": count })))
+}
+
+/// The `page-listing` parts that may hold a page matching the filters, ascending: those each
+/// filter's facet names (a type filter naming no known type narrows nothing: it matches
+/// untyped pages and off-list types) that changed at or after `since`.
+async fn listing_candidates<S: ShardStore>(
+    tools: &KnowledgeTools<'_, S>,
+    catalog: &PageCatalog<'_, S>,
+    page_type: Option<&str>,
+    cluster: Option<&str>,
+    tags: &[String],
+    since: Option<i64>,
+) -> Result<Vec<u32>> {
+    let latest = catalog.listing_latest();
+    let mut parts: Vec<u32> = (0..latest.len() as u32).filter(|&p| since.is_none_or(|s| latest.get(p as usize).is_some_and(|&l| l >= s))).collect();
+    let known_type = page_type.map(|t| type_enum(Some(t))).filter(|t| *t != "UNKNOWN");
+    let keys: Vec<String> = known_type
+        .and_then(listing::type_key)
+        .into_iter()
+        .chain(cluster.map(listing::cluster_key))
+        .chain(tags.iter().map(|t| listing::tag_key(t)))
+        .collect();
+    if !keys.is_empty() {
+        if let Some(found) = tools.reader.listing_facets(&keys).await? {
+            for holding in found {
+                parts.retain(|p| holding.binary_search(p).is_ok());
+            }
+        }
+    }
+    Ok(parts)
 }
 
 /// `get_page_by_id`: the descriptor of one viewable page by canonical id (`id`, or the
