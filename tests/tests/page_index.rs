@@ -580,7 +580,8 @@ fn a_resource_is_read_from_its_record_not_the_page_table_and_older_indexes_answe
 /// Listings of every cluster (`list_clusters`, `GET /api/graph/clusters`), of every tag
 /// (`list_tags`) and of a frontmatter field's values (`list_metadata_values`) read the cluster
 /// and tag indexes and the field's `metadata-values` part, and filtered page lists
-/// (`list_pages_by_filter`) scan the page records a batch at a time — none reads the page
+/// (`list_pages_by_filter`) scan the page records a batch at a time, and stale citations
+/// (`list_stale_citations`) read their sources' and targets' records — none reads the page
 /// table, the spine or the bodies — and each answers every caller as an index without them
 /// (or without record shards) does (restricted pages are
 /// not counted nor named, restricted hubs not shown, clusters, tags and values of no page the
@@ -623,6 +624,10 @@ fn whole_wiki_listings_read_their_indexes_and_older_indexes_answer_the_same() {
         tool_call("list_pages_by_filter", json!({ "cluster": "retrieval" })),
         tool_call("list_pages_by_filter", json!({ "tag": ["runbook"], "updated_since": "2000-01-01T00:00:00Z" })),
         tool_call("list_pages_by_filter", json!({ "cluster": "architecture" })),
+        tool_call("list_stale_citations", json!({})),
+        tool_call("list_stale_citations", json!({ "limit": 1 })),
+        tool_call("list_stale_citations", json!({ "page": "01KX8XN3KJDSHFVSE10TN3Q0CS", "direction": "inbound" })),
+        tool_call("list_stale_citations", json!({ "page": "01KXWTRTR53BAFF8JKSZXNP99N" })),
     ];
     for (i, request) in requests.iter().enumerate() {
         let mut answers = Vec::new();

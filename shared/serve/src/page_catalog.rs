@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use wikantik_access::access::Caller;
-use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
+use wikantik_format::catalog::{PageIdPart, PageIndex, PageRecord, PageTable};
 use wikantik_format::error::Result;
 use wikantik_format::clusters::{ClusterCard, ClusterCards, ClusterPage, ClusterPart};
 use wikantik_format::listing::ListingPart;
@@ -110,14 +110,40 @@ impl<'r, S: ShardStore> PageCatalog<'r, S> {
 
     /// The record of the page with canonical id `id` (the first by slug, should two share it).
     pub async fn by_canonical_id(&self, id: &str) -> Result<Option<PageRecord>> {
+        Ok(self.by_canonical_ids(&[id]).await?.into_iter().next().flatten())
+    }
+
+    /// The records of the pages with canonical ids `ids`, in the order asked (the first by
+    /// slug, should two share an id); each `page-ids` and `page-records` shard they need is
+    /// read once, concurrently.
+    pub async fn by_canonical_ids(&self, ids: &[&str]) -> Result<Vec<Option<PageRecord>>> {
         match &self.source {
             Source::Records(index) if !index.id_first.is_empty() => {
-                let Some(part) = index.id_part_of(id) else { return Ok(None) };
-                let Some(position) = self.reader.page_ids(part).await?.position_of(id) else { return Ok(None) };
-                let Some(&key) = index.keys.get(position) else { return Ok(None) };
-                Ok(self.by_keys(&[key]).await?.into_iter().next().flatten().filter(|p| p.canonical_id == id))
+                let parts: Vec<Option<u32>> = ids.iter().map(|id| index.id_part_of(id)).collect();
+                let wanted = distinct(parts.iter().flatten().copied());
+                let entries = self.reader.entries(ShardKind::PageIds, &wanted).await?;
+                let loaded: Vec<Arc<PageIdPart>> = self.reader.load_many(&entries.iter().collect::<Vec<_>>()).await?;
+                let by_part: BTreeMap<u32, &Arc<PageIdPart>> = wanted.iter().copied().zip(&loaded).collect();
+                let keys: Vec<Option<u32>> = ids
+                    .iter()
+                    .zip(&parts)
+                    .map(|(id, part)| {
+                        let position = by_part.get(&(*part)?)?.position_of(id)?;
+                        index.keys.get(position).copied()
+                    })
+                    .collect();
+                let records = self.by_keys(&keys.iter().flatten().copied().collect::<Vec<_>>()).await?;
+                let mut records = records.into_iter();
+                Ok(ids
+                    .iter()
+                    .zip(&keys)
+                    .map(|(id, key)| key.and_then(|_| records.next().flatten()).filter(|p| p.canonical_id == *id))
+                    .collect())
             }
-            _ => Ok(self.table().await?.by_canonical_id(id).cloned()),
+            _ => {
+                let table = self.table().await?;
+                Ok(ids.iter().map(|id| table.by_canonical_id(id).cloned()).collect())
+            }
         }
     }
 

@@ -406,12 +406,6 @@ impl<S: ShardStore> IndexReader<S> {
         self.load(&entry).await
     }
 
-    /// The `page-ids` shard numbered `part` (canonical ids → page positions).
-    pub async fn page_ids(&self, part: u32) -> Result<Arc<wikantik_format::catalog::PageIdPart>> {
-        let entry = self.entry(ShardKind::PageIds, part).await?;
-        self.load(&entry).await
-    }
-
     /// The compact page index (validated once per instance); `Ok(None)` for indexes written
     /// before it, which rank and hydrate from the page table.
     pub async fn page_index(&self) -> Result<Option<Arc<PageIndex>>> {

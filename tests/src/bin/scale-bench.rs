@@ -155,6 +155,7 @@ fn request(kind: &str, q: &str, subject: &Subject) -> Request {
         "health" => Request::new("GET", "/health"),
         "mcp list_pages_by_filter" => mcp_call("list_pages_by_filter", serde_json::json!({ "type": "article", "limit": 100 })),
         // A cluster of the scale wikis' seventh copy (69 pages at 120k, scattered over the ids).
+        "mcp list_stale_citations" => mcp_call("list_stale_citations", serde_json::json!({})),
         "mcp list_pages_by_filter cluster" => mcp_call("list_pages_by_filter", serde_json::json!({ "cluster": "agentic-ai-c7" })),
         other => panic!("unknown request kind {other}"),
     }
@@ -184,6 +185,7 @@ const KINDS: &[(&str, bool)] = &[
     ("mcp resources/list", false),
     ("mcp list_pages_by_filter", false),
     ("mcp list_pages_by_filter cluster", false),
+    ("mcp list_stale_citations", false),
     ("health", false),
     ("graph cluster", false),
 ];

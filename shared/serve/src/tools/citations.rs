@@ -13,24 +13,20 @@
 //!   appears as `target_missing`: the honest answer from where the caller stands.
 //! - With `page`, a page the caller may not view behaves like an unknown id: no citations.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde_json::{json, Map, Value};
 
 use super::common::int_arg;
 use super::{text_arg, KnowledgeTools};
 use wikantik_access::access::Caller;
 use wikantik_format::error::Result;
-use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::catalog::PageRecord;
 use wikantik_format::payload::CitationStatus;
 use wikantik_format::payload::CitationEdge;
 use wikantik_mcp::ToolOutcome;
+use crate::page_catalog::PageCatalog;
 use crate::reader::ShardStore;
-
-/// The grade of `edge` as `caller` may see it, and the pinned target version to show with it;
-/// `None` when the caller may not view the source page.
-pub(crate) fn visible_grade(edge: &CitationEdge, table: &PageTable, caller: &Caller) -> Option<(CitationStatus, Option<u32>)> {
-    caller.page(table, &edge.source_slug)?;
-    Some(grade_for(edge, table.by_canonical_id(&edge.target_canonical_id), caller))
-}
 
 /// The grade of `edge` (whose source `caller` may view) given its target's record: a target
 /// the caller may not view is reported missing, as if it did not exist.
@@ -87,16 +83,34 @@ pub(super) async fn list_stale_citations<S: ShardStore>(
 ) -> Result<ToolOutcome> {
     let limit = usize::try_from(int_arg(args, "limit").unwrap_or(50).max(0)).unwrap_or(usize::MAX);
     let direction = Direction::parse(args.get("direction").and_then(Value::as_str));
-    let (table, citations) = futures_util::join!(tools.reader.pages(), tools.reader.citations());
-    let (table, citations) = (table?, citations?);
+    let citations = tools.reader.citations().await?;
+    if citations.citations.is_empty() {
+        return Ok(ToolOutcome::Json(json!({ "citations": [], "count": 0 })));
+    }
+    // The records of the citations' sources (by slug) and targets (by canonical id), read by
+    // part.
+    let catalog = PageCatalog::open(tools.reader).await?;
+    let sources: Vec<&str> = citations.citations.iter().map(|e| e.source_slug.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+    let targets: Vec<&str> = citations.citations.iter().map(|e| e.target_canonical_id.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+    let (source_records, target_records) = futures_util::try_join!(catalog.by_slugs(&sources), catalog.by_canonical_ids(&targets))?;
+    let viewable_sources: BTreeSet<&str> =
+        sources.iter().zip(&source_records).filter(|(_, record)| record.as_ref().is_some_and(|r| caller.can_view(r))).map(|(slug, _)| *slug).collect();
+    let target_of: BTreeMap<&str, &PageRecord> = targets.iter().zip(&target_records).filter_map(|(id, record)| Some((*id, record.as_ref()?))).collect();
+    // A caller sees a citation only from a page it may view, graded as if the pages it may not
+    // view did not exist (module docs).
     let graded: Vec<(&CitationEdge, CitationStatus, Option<u32>)> = citations
         .citations
         .iter()
-        .filter_map(|e| visible_grade(e, &table, caller).map(|(status, pinned)| (e, status, pinned)))
+        .filter(|e| viewable_sources.contains(e.source_slug.as_str()))
+        .map(|e| {
+            let (status, pinned) = grade_for(e, target_of.get(e.target_canonical_id.as_str()).copied(), caller);
+            (e, status, pinned)
+        })
         .filter(|(_, status, _)| *status != CitationStatus::Current)
         .collect();
     let rows: Vec<Value> = match text_arg(args, "page") {
-        Some(page) => match caller.page_by_id(&table, &page) {
+        Some(_) if graded.is_empty() => Vec::new(),
+        Some(page) => match catalog.viewable_by_id(caller, &page).await? {
             None => Vec::new(),
             Some(page) => {
                 let id = page.canonical_id.as_str();
