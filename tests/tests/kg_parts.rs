@@ -158,6 +158,30 @@ fn knowledge_graph_tools_answer_the_same_from_parts_and_from_the_whole_graph() {
         assert!(read.iter().any(|n| n.contains("/kg-cards-")), "{read:?}");
         assert!(!read.iter().any(|n| n.contains("/kg-nodes-")), "{body}: {read:?}");
     }
+
+    // A traverse meets its nodes in the card parts (a batch of frontier nodes at a time) and
+    // keeps the few mention parts it reads: asked again, it reads none. (A lookup needing more
+    // than `MENTION_PARTS_KEPT` reads them a batch at a time instead, not kept; the sample
+    // wiki's 33 pages never need that many.)
+    let whole = whole_layout(&parted);
+    let widest = names
+        .iter()
+        .step_by(3)
+        .map(|name| tool_call("traverse", json!({ "start_node": name, "max_depth": 5 })))
+        .map(|request| {
+            let fresh = block_on(IndexReader::open(store.clone(), std::sync::Arc::new(ShardCache::default()))).expect("open");
+            let before = store.read_names().len();
+            let first = answer(&fresh, &request, &config);
+            let middle = store.read_names().len();
+            assert_eq!(first, answer(&fresh, &request, &config));
+            assert_eq!(first, answer(&whole, &request, &config));
+            let read = store.read_names();
+            let mentions = |names: &[String]| names.iter().filter(|n| n.contains("/kg-page-mentions-")).count();
+            (mentions(&read[before..middle]), mentions(&read[middle..]), read[before..middle].iter().any(|n| n.contains("/kg-cards-")))
+        })
+        .max()
+        .expect("a traverse");
+    assert!(widest.0 > wikantik::kg_catalog::SCAN_BATCH && widest.1 == 0 && widest.2, "page-mention parts read (first, again), cards read: {widest:?}");
 }
 
 /// An index whose `kg-index` names parts it does not have, or parts that start elsewhere,

@@ -24,6 +24,10 @@ use crate::retrieval::PageLookup;
 /// few enough that a pass holds a bounded number of parts.
 pub const SCAN_BATCH: usize = 4;
 
+/// Most mention parts one lookup keeps in the shard cache (about 5 MB compressed): a lookup
+/// needing more reads them a batch at a time instead.
+pub const MENTION_PARTS_KEPT: usize = 32;
+
 /// The graph of an index written before the split, as one part of each kind.
 struct WholeGraph {
     nodes: Arc<KgNodePart>,
@@ -169,25 +173,66 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
     /// `kg-cards` parts (a tenth of the bytes of the `kg-nodes` parts), or, in an index
     /// without them, cards made from the node parts as they pass.
     pub async fn scan_cards(&self, mut visit: impl FnMut(&KgCardPart) -> Result<()>) -> Result<()> {
-        if self.index.card_starts.is_empty() || matches!(self.source, Source::Whole(_)) {
+        if !self.has_cards() {
             return self.scan(|part| visit(&KgCardPart::of_node_part(part))).await;
         }
         let all: Vec<u32> = (0..self.index.card_starts.len() as u32).collect();
         for batch in all.chunks(SCAN_BATCH) {
-            let entries = self.reader.entries(ShardKind::KgCards, batch).await?;
-            let cards: Vec<Arc<KgCardPart>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
-            for (card, (&p, entry)) in cards.iter().zip(batch.iter().zip(&entries)) {
-                let end = self.index.card_starts.get(p as usize + 1).copied().unwrap_or(self.index.nodes);
-                if self.index.card_starts.get(p as usize) != Some(&card.nodes.first) || end.checked_sub(card.nodes.first) != Some(card.nodes.nodes.len() as u32) {
-                    return Err(Error::Decode {
-                        name: entry.name.clone(),
-                        message: format!("knowledge-graph card part {p} does not hold the nodes the index says"),
-                    });
-                }
-                visit(card)?;
+            for card in self.passing_cards(batch).await? {
+                visit(&card)?;
             }
         }
         Ok(())
+    }
+
+    /// Hands `visit` each of `nodes` (without its edges) with the part holding it, a few parts
+    /// at a time and none kept: the `kg-cards` parts, or, in an index without them, the node
+    /// parts. What needs a node's name, properties and mentions, not its edges, reads this.
+    pub async fn for_cards_of(&self, nodes: &[u32], mut visit: impl FnMut(&KgNodePart, u32)) -> Result<()> {
+        let cards = self.has_cards();
+        let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for &n in nodes.iter().filter(|&&n| n < self.index.nodes) {
+            let part = if cards { part_of(&self.index.card_starts, n) } else { self.part_of_node(n) };
+            if let Some(p) = part {
+                by_part.entry(p).or_default().push(n);
+            }
+        }
+        let parts: Vec<u32> = by_part.keys().copied().collect();
+        let mut hand = |p: &u32, part: &KgNodePart| by_part.get(p).into_iter().flatten().for_each(|&n| visit(part, n));
+        for batch in parts.chunks(SCAN_BATCH) {
+            if cards {
+                for (p, card) in batch.iter().zip(self.passing_cards(batch).await?) {
+                    hand(p, &card.nodes);
+                }
+            } else {
+                for (p, part) in batch.iter().zip(self.passing_node_parts(batch).await?) {
+                    hand(p, &part);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the graph has `kg-cards` parts to read instead of node parts.
+    fn has_cards(&self) -> bool {
+        !self.index.card_starts.is_empty() && matches!(self.source, Source::Parts)
+    }
+
+    /// The card parts numbered `parts`, for one pass, each checked to hold the nodes the index
+    /// says.
+    async fn passing_cards(&self, parts: &[u32]) -> Result<Vec<Arc<KgCardPart>>> {
+        let entries = self.reader.entries(ShardKind::KgCards, parts).await?;
+        let cards: Vec<Arc<KgCardPart>> = self.reader.load_passing(&entries.iter().collect::<Vec<_>>()).await?;
+        for (card, (&p, entry)) in cards.iter().zip(parts.iter().zip(&entries)) {
+            let end = self.index.card_starts.get(p as usize + 1).copied().unwrap_or(self.index.nodes);
+            if self.index.card_starts.get(p as usize) != Some(&card.nodes.first) || end.checked_sub(card.nodes.first) != Some(card.nodes.nodes.len() as u32) {
+                return Err(Error::Decode {
+                    name: entry.name.clone(),
+                    message: format!("knowledge-graph card part {p} does not hold the nodes the index says"),
+                });
+            }
+        }
+        Ok(cards)
     }
 
     /// The visible node with this name (case-insensitive; page, then entity, then concept)
@@ -275,18 +320,40 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
     }
 
     /// Each key's pairs, read from the mention parts (of `kind`, starting at `starts`) that
-    /// hold the keys.
+    /// hold the keys: kept in the shard cache when they are at most [`MENTION_PARTS_KEPT`],
+    /// else read [`SCAN_BATCH`] at a time and not kept, so that the mentions of many pages (a
+    /// popular node's, in a large wiki) never sit in memory all at once — only the pairs asked
+    /// for.
     async fn mention_pairs(
         &self,
         kind: ShardKind,
         starts: &[u32],
         keys: &BTreeSet<u32>,
     ) -> Result<BTreeMap<u32, Vec<(u32, u32)>>> {
-        let parts = self.mention_parts(kind, starts, keys).await?;
-        Ok(keys
-            .iter()
-            .filter_map(|&k| Some((k, parts.get(&part_of(starts, k)?)?.pairs(k).to_vec())))
-            .collect())
+        let wanted: BTreeSet<u32> = keys.iter().filter_map(|&k| part_of(starts, k)).collect();
+        let wanted: Vec<u32> = wanted.into_iter().collect();
+        let mut out = BTreeMap::new();
+        let mut take = |p: u32, part: &MentionPart| {
+            for &k in keys.iter().filter(|&&k| part_of(starts, k) == Some(p)) {
+                out.insert(k, part.pairs(k).to_vec());
+            }
+        };
+        match &self.source {
+            Source::Whole(whole) => {
+                let part = if kind == ShardKind::KgNodeMentions { &whole.node_mentions } else { &whole.page_mentions };
+                wanted.iter().for_each(|&p| take(p, part));
+            }
+            Source::Parts => {
+                let keep = wanted.len() <= MENTION_PARTS_KEPT;
+                for batch in wanted.chunks(SCAN_BATCH) {
+                    let entries = self.reader.entries(kind, batch).await?;
+                    let entries: Vec<&ShardEntry> = entries.iter().collect();
+                    let loaded: Vec<Arc<MentionPart>> = if keep { self.reader.load_many(&entries).await? } else { self.reader.load_passing(&entries).await? };
+                    batch.iter().zip(&loaded).for_each(|(&p, part)| take(p, part));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Every node's mention pairs, a part at a time, handed to `visit` as (node, pairs).
@@ -311,32 +378,5 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
             }
         }
         Ok(())
-    }
-
-    async fn mention_parts(
-        &self,
-        kind: ShardKind,
-        starts: &[u32],
-        keys: &BTreeSet<u32>,
-    ) -> Result<BTreeMap<u32, Arc<MentionPart>>> {
-        let wanted: BTreeSet<u32> = keys.iter().filter_map(|&k| part_of(starts, k)).collect();
-        let wanted: Vec<u32> = wanted.into_iter().collect();
-        let loaded = match &self.source {
-            Source::Whole(whole) => {
-                let part = if kind == ShardKind::KgNodeMentions {
-                    &whole.node_mentions
-                } else {
-                    &whole.page_mentions
-                };
-                wanted.iter().map(|_| part.clone()).collect()
-            }
-            Source::Parts => {
-                let entries = self.reader.entries(kind, &wanted).await?;
-                self.reader
-                    .load_many::<MentionPart>(&entries.iter().collect::<Vec<_>>())
-                    .await?
-            }
-        };
-        Ok(wanted.into_iter().zip(loaded).collect())
     }
 }

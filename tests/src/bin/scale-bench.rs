@@ -230,6 +230,13 @@ fn main() {
         });
         let cold_ms = started.elapsed().as_secs_f64() * 1000.0;
         let peak = PEAK.load(Ordering::Relaxed).saturating_sub(base);
+        // `SCALE_BENCH_DUMP=DIR` keeps each kind's cold answer (to compare two builds' answers at size).
+        if let Ok(dir) = std::env::var("SCALE_BENCH_DUMP") {
+            let file = PathBuf::from(dir).join(format!("{}.out", kind.replace([' ', '/'], "_")));
+            if let Err(e) = std::fs::write(&file, &response.body) {
+                eprintln!("scale-bench: cannot write {}: {e}", file.display());
+            }
+        }
         if response.status != 200 || String::from_utf8_lossy(&response.body).contains(r#""isError":true"#) {
             println!("{kind:<22} answered {}: {}", response.status, String::from_utf8_lossy(&response.body));
             continue;

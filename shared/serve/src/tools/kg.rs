@@ -34,6 +34,9 @@ use wikantik_sparql::SparqlError;
 /// Most nodes `traverse` returns (the BFS stops when it has this many; `truncated: true`).
 pub const TRAVERSE_MAX_NODES: usize = 500;
 
+/// Most frontier nodes whose co-mentions one step of `traverse` reads together.
+const TRAVERSE_BATCH: usize = 64;
+
 /// The graph's catalog and the keys of the pages the caller may view.
 struct View<'r, S: ShardStore> {
     graph: KgCatalog<'r, S>,
@@ -112,10 +115,10 @@ impl<'r, S: ShardStore> View<'r, S> {
         Ok(())
     }
 
-    /// The `KgNode` JSON of each of `nodes`.
+    /// The `KgNode` JSON of each of `nodes` (read from the card parts: no edges needed).
     async fn node_jsons(&self, nodes: &[u32]) -> Result<HashMap<u32, Value>> {
         let mut out = HashMap::new();
-        self.for_parts_of(nodes, |part, n| {
+        self.graph.for_cards_of(nodes, |part, n| {
             out.insert(n, self.node_json(part, n));
         })
         .await?;
@@ -481,7 +484,7 @@ async fn first_visible<S: ShardStore>(
     while !rest.is_empty() && found.len() <= room {
         let take = (room + 1 - found.len()).max(64).min(rest.len());
         let (chunk, tail) = rest.split_at(take);
-        view.for_parts_of(chunk, |part, n| {
+        view.graph.for_cards_of(chunk, |part, n| {
             if part.node_visible(n, &can_view) {
                 found.insert(n, view.node_json(part, n));
             }
@@ -551,54 +554,62 @@ pub(super) async fn traverse<S: ShardStore>(
     let mut frontier = vec![start];
     let mut truncated = false;
     'outer: for _ in 0..max_depth {
-        let mut neighbours: HashMap<u32, Vec<(u32, Link)>> = if wanted_tier == "machine" {
-            let counts = co_mention_counts(&view, &frontier, min_shared).await?;
-            let mut offered = HashSet::new();
-            let candidates: Vec<u32> = frontier
-                .iter()
-                .flat_map(|n| counts.get(n).into_iter().flatten())
-                .map(|&(other, _)| other)
-                .filter(|other| !seen.contains(other) && offered.insert(*other))
-                .collect();
-            let visible =
-                first_visible(&view, &candidates, TRAVERSE_MAX_NODES.saturating_sub(seen.len()))
-                    .await?;
-            let links = counts
-                .into_iter()
-                .map(|(n, others)| {
-                    let links = others
-                        .into_iter()
-                        .filter(|(other, _)| seen.contains(other) || visible.contains_key(other))
-                        .map(|(other, shared)| (other, Link::CoMention { shared }))
-                        .collect();
-                    (n, links)
-                })
-                .collect();
-            jsons.extend(visible);
-            links
-        } else {
-            typed_neighbours(&view, &frontier).await?
-        };
         let mut next = Vec::new();
-        for &n in &frontier {
-            for (other, link) in neighbours.remove(&n).unwrap_or_default() {
-                if !seen.contains(&other) {
-                    if seen.len() >= TRAVERSE_MAX_NODES {
-                        truncated = true;
-                        break 'outer;
+        // The co-mention hop reads a frontier's mentions a batch of nodes at a time (1, 2, 4, …
+        // nodes), in BFS order, and stops once the node budget is spent: a popular node's
+        // neighbours are never all counted only to be cut. Typed edges come from the parts of
+        // the whole frontier at once. Either way the nodes and edges met are those of one pass
+        // over the whole frontier, cut where the budget ends.
+        let mut offered = HashSet::new();
+        let mut done = 0;
+        let mut batch = if wanted_tier == "machine" { 1 } else { frontier.len() };
+        while done < frontier.len() {
+            let nodes = frontier.get(done..(done + batch).min(frontier.len())).unwrap_or_default();
+            let mut neighbours: HashMap<u32, Vec<(u32, Link)>> = if wanted_tier == "machine" {
+                let counts = co_mention_counts(&view, nodes, min_shared).await?;
+                let candidates: Vec<u32> = nodes
+                    .iter()
+                    .flat_map(|n| counts.get(n).into_iter().flatten())
+                    .map(|&(other, _)| other)
+                    .filter(|other| !seen.contains(other) && offered.insert(*other))
+                    .collect();
+                let visible = first_visible(&view, &candidates, TRAVERSE_MAX_NODES.saturating_sub(seen.len())).await?;
+                let links = counts
+                    .into_iter()
+                    .map(|(n, others)| {
+                        let links = others
+                            .into_iter()
+                            .filter(|(other, _)| seen.contains(other) || visible.contains_key(other))
+                            .map(|(other, shared)| (other, Link::CoMention { shared }))
+                            .collect();
+                        (n, links)
+                    })
+                    .collect();
+                jsons.extend(visible);
+                links
+            } else {
+                typed_neighbours(&view, nodes).await?
+            };
+            for &n in nodes {
+                for (other, link) in neighbours.remove(&n).unwrap_or_default() {
+                    if !seen.contains(&other) {
+                        if seen.len() >= TRAVERSE_MAX_NODES {
+                            truncated = true;
+                            break 'outer;
+                        }
+                        seen.insert(other);
+                        order.push(other);
+                        next.push(other);
                     }
-                    seen.insert(other);
-                    order.push(other);
-                    next.push(other);
+                    let key = match &link {
+                        Link::Typed(edge) => LinkKey::Typed(edge["id"].as_str().unwrap_or_default().to_string()),
+                        Link::CoMention { .. } => LinkKey::CoMention(n.min(other), n.max(other)),
+                    };
+                    edges.entry(key).or_insert((n, other, link));
                 }
-                let key = match &link {
-                    Link::Typed(edge) => {
-                        LinkKey::Typed(edge["id"].as_str().unwrap_or_default().to_string())
-                    }
-                    Link::CoMention { .. } => LinkKey::CoMention(n.min(other), n.max(other)),
-                };
-                edges.entry(key).or_insert((n, other, link));
             }
+            done += nodes.len();
+            batch = (batch * 2).min(TRAVERSE_BATCH.max(batch));
         }
         if next.is_empty() {
             break;
