@@ -19,13 +19,12 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// `page-listing` and `listing-facets` shards and the page index's `id_latest` (the records by
-/// canonical id with their facets), so that filtered listings in id order read the parts their
-/// filters allow and stop once they have their pages.
-const SAMPLE_WIKI_MANIFEST: &str = "51b43657a0d52806b52052a25dc27ca834544666c092a242cc688e48cf797933";
+/// `graph-links` shards (each page-records shard's page links), so that following a page's
+/// links reads its part, not the whole graph.
+const SAMPLE_WIKI_MANIFEST: &str = "5a255220e1220fe678b7d166f54b2dd0934a14ec6bc1f6de6c32674facf1d34f";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the `page-listing` and `listing-facets` shards.
-const CORPUS_MANIFEST: &str = "7b8b8ddba683af6d849b66ebc8ec972823b7b5eb0ccd6b09ee901a353349772f";
+/// lexical build). Last changed by the `graph-links` shards.
+const CORPUS_MANIFEST: &str = "69e1a3a4e234b5cc773a7ad68a489fa5717231ee4df2ddd04f7451291be55e1c";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

@@ -900,3 +900,34 @@ fn a_cluster_with_its_members_is_read_without_the_page_table() {
     }
     assert!(found > 10 && missing >= callers.len(), "{found} found, {missing} not found");
 }
+
+/// `GET /api/graph/pages/{slug}/neighbours` follows links in the `graph-links` parts of the
+/// pages it reaches, never the whole graph, and answers every page, direction, depth and
+/// caller as an index without them (the whole graph) does.
+#[test]
+fn graph_neighbours_read_their_pages_links_by_part_and_older_indexes_answer_the_same() {
+    use wikantik::http::Request;
+    use wikantik_tests::surfaces::{answer, as_caller, config_with_three_callers};
+
+    let index = sample_wiki_with_record_shards();
+    let table = decoded!(index, ShardKind::Pages, PageTable).remove(0);
+    assert_eq!(index.manifest.count_of(ShardKind::GraphLinks), index.manifest.count_of(ShardKind::PageRecords));
+    let graph_name = index.manifest.single(ShardKind::Graph).expect("graph").name.clone();
+    let older = wikantik_tests::reader_with_shards(&index, MemoryStore::from_compiled(&index), index.manifest.shards.iter().filter(|s| s.kind != ShardKind::GraphLinks).cloned().collect());
+    let (config, callers) = config_with_three_callers();
+    let mut found = 0;
+    for page in &table.pages {
+        for query in ["", "?direction=out", "?direction=in&depth=2", "?depth=3&limit=4"] {
+            let target = format!("/api/graph/pages/{}/neighbours{query}", wikantik_tests::url_encode(&page.slug));
+            for caller in &callers {
+                let request = as_caller(&Request::new("GET", &target), caller);
+                let (store, reader) = cold(&index);
+                let (status, body) = answer(&reader, &request, &config);
+                assert!(!store.read_names().contains(&graph_name), "{target}: the whole graph was read");
+                assert_eq!((status, body.clone()), answer(&older, &request, &config), "{target} as {caller:?}");
+                found += usize::from(status == 200 && !body.contains(r#""count":0"#));
+            }
+        }
+    }
+    assert!(found > table.pages.len(), "most pages have viewable neighbours: {found}");
+}

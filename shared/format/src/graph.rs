@@ -152,6 +152,21 @@ impl PageGraph {
         }
     }
 
+    /// The links of the pages at positions `range` (the pages of one `page-records` shard),
+    /// for a `graph-links` shard.
+    pub fn links_part(&self, range: std::ops::Range<usize>) -> GraphLinksPart {
+        let mut part = GraphLinksPart { start: to_u32(range.start), ..GraphLinksPart::default() };
+        part.out_offsets.push(0);
+        part.in_offsets.push(0);
+        for n in range.filter(|&n| n < self.nodes.len()).map(to_u32) {
+            part.out_targets.extend_from_slice(self.out_links(n));
+            part.in_sources.extend_from_slice(self.in_links(n));
+            part.out_offsets.push(to_u32(part.out_targets.len()));
+            part.in_offsets.push(to_u32(part.in_sources.len()));
+        }
+        part
+    }
+
     /// Targets of `node`'s links, ascending.
     pub fn out_links(&self, node: u32) -> &[u32] {
         Self::row(&self.out_offsets, &self.out_targets, node)
@@ -241,6 +256,42 @@ impl PageGraph {
             frontier = next.into_iter().collect();
         }
         out
+    }
+}
+
+/// Payload of a `graph-links` shard: the links of a run of pages (positions `start ..`, the
+/// pages of the `page-records` shard with the same number), as [`PageGraph`] holds them
+/// (node ids are page positions in slug order), so a request that follows a few pages' links
+/// reads their parts instead of the whole graph.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+pub struct GraphLinksPart {
+    /// The position of the run's first page.
+    pub start: u32,
+    /// `out_targets[out_offsets[i]..out_offsets[i + 1]]` are the targets of page `start + i`.
+    pub out_offsets: Vec<u32>,
+    pub out_targets: Vec<u32>,
+    /// Likewise its distinct referrers.
+    pub in_offsets: Vec<u32>,
+    pub in_sources: Vec<u32>,
+}
+
+impl GraphLinksPart {
+    fn row<'a>(&self, offsets: &[u32], values: &'a [u32], node: u32) -> &'a [u32] {
+        let Some(i) = node.checked_sub(self.start).map(|i| i as usize) else { return &[] };
+        match (offsets.get(i), offsets.get(i + 1)) {
+            (Some(&from), Some(&to)) => values.get(from as usize..to as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// Targets of `node`'s links, ascending (none for a page outside the run).
+    pub fn out_links(&self, node: u32) -> &[u32] {
+        self.row(&self.out_offsets, &self.out_targets, node)
+    }
+
+    /// Distinct pages linking to `node`, ascending (none for a page outside the run).
+    pub fn in_links(&self, node: u32) -> &[u32] {
+        self.row(&self.in_offsets, &self.in_sources, node)
     }
 }
 
@@ -391,6 +442,21 @@ mod tests {
     }
 
     #[test]
+    fn links_parts_hold_each_pages_links_as_the_graph_does() {
+        let g = chain();
+        for cut in 0..=g.node_count() {
+            let parts = [g.links_part(0..cut), g.links_part(cut..g.node_count())];
+            for n in 0..g.node_count() as u32 {
+                let part = &parts[usize::from(n as usize >= cut)];
+                assert_eq!((part.out_links(n), part.in_links(n)), (g.out_links(n), g.in_links(n)), "node {n}, cut {cut}");
+                let other = &parts[usize::from((n as usize) < cut)];
+                assert!(other.out_links(n).is_empty() && other.in_links(n).is_empty(), "node {n} is not in the other part");
+            }
+        }
+        assert!(GraphLinksPart::default().out_links(0).is_empty(), "an empty part has no rows");
+    }
+
+    #[test]
     fn neighbours_walk_outgoing_links_breadth_first() {
         let g = chain();
         assert_eq!(walk(&g, "A", Direction::Out, 1, 10), pairs(&[("B", 1)]));
@@ -469,3 +535,4 @@ mod tests {
         );
     }
 }
+

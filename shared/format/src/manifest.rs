@@ -202,7 +202,7 @@ impl Manifest {
     }
 
     /// Move the rows of every kind of more than `from` shards (`page-records`,
-    /// `page-relations`, `page-ids`, `page-listing` and `cluster-cards`: more than [`MIN_DIRECTORY_ROWS`]) into
+    /// `page-relations`, `page-ids`, `page-listing`, `graph-links` and `cluster-cards`: more than [`MIN_DIRECTORY_ROWS`]) into
     /// directory shards of about √n rows each; returns the manifest naming them and the
     /// directory shards to write beside the others. `None` (or a manifest that already has directories) keeps every row
     /// listed.
@@ -218,7 +218,7 @@ impl Manifest {
         // The page table by part (and its related pages) is read only by requests that look
         // pages up, but its rows would be in every request's manifest: listed through
         // directories from a few.
-        let by_page = |kind: ShardKind| matches!(kind, ShardKind::PageRecords | ShardKind::PageRelations | ShardKind::PageIds | ShardKind::PageListing | ShardKind::ClusterCards);
+        let by_page = |kind: ShardKind| matches!(kind, ShardKind::PageRecords | ShardKind::PageRelations | ShardKind::PageIds | ShardKind::PageListing | ShardKind::GraphLinks | ShardKind::ClusterCards);
         let threshold = |kind: ShardKind| if by_page(kind) { from.min(MIN_DIRECTORY_ROWS) } else { from };
         let large: Vec<(ShardKind, usize)> = counts.into_iter().filter(|&(kind, n)| n > threshold(kind)).collect();
         if large.is_empty() {

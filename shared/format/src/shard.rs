@@ -149,6 +149,9 @@ pub enum ShardKind {
     /// page that carries each (`listing::FacetPart`); an entry's `first_key` is its first key
     /// (none for partition 0).
     ListingFacets,
+    /// The page links of the pages of the `page-records` shard with the same number
+    /// (`graph::GraphLinksPart`); indexes without them follow links in the whole `graph`.
+    GraphLinks,
 }
 
 impl ShardKind {
@@ -191,6 +194,7 @@ impl ShardKind {
             ShardKind::MetadataValues => "metadata-values",
             ShardKind::PageListing => "page-listing",
             ShardKind::ListingFacets => "listing-facets",
+            ShardKind::GraphLinks => "graph-links",
         }
     }
 }

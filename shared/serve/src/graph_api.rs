@@ -12,16 +12,19 @@
 //! not a cluster member or hub, and a cluster with no viewable member does not exist. SPARQL
 //! sees only the triples of viewable pages.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use wikantik_access::access::Caller;
 use wikantik_format::acl::viewable_under;
-use wikantik_format::catalog::{PageRecord, PageTable};
+use wikantik_format::catalog::{PageIndex, PageRecord, PageTable};
 use wikantik_format::clusters::{ClusterIndex, ClusterSummary};
 use wikantik_format::error::Error;
-use wikantik_format::graph::PageGraph;
+use wikantik_format::graph::GraphLinksPart;
+use wikantik_format::payload::GraphShard;
+use wikantik_format::shard::ShardKind;
 use wikantik_http::{parse_form, Request, Response};
 use wikantik_format::markup::url_decode;
 use wikantik_mcp::ToolOutcome;
@@ -91,21 +94,56 @@ fn page_json(p: &PageRecord) -> Value {
     json!({ "slug": p.slug, "title": p.title, "canonicalId": p.canonical_id, "type": p.page_type })
 }
 
+/// Where a breadth-first search reads page links: the whole `graph` shard, or the
+/// `graph-links` parts of the pages it reaches (each hop reads its frontier's parts).
+enum Links<'r, S: ShardStore> {
+    Whole(Arc<GraphShard>),
+    Parts { reader: &'r IndexReader<S>, index: Arc<PageIndex> },
+}
+
+impl<S: ShardStore> Links<'_, S> {
+    /// The (outgoing, incoming) links of each of `frontier` (ascending node ids).
+    async fn of(&self, frontier: &[u32]) -> Result<BTreeMap<u32, (Vec<u32>, Vec<u32>)>, Error> {
+        match self {
+            Links::Whole(graph) => Ok(frontier.iter().map(|&n| (n, (graph.graph.out_links(n).to_vec(), graph.graph.in_links(n).to_vec()))).collect()),
+            Links::Parts { reader, index } => {
+                let groups: BTreeSet<u32> = frontier.iter().filter_map(|&n| index.record_group_of_position(n as usize)).collect();
+                let groups: Vec<u32> = groups.into_iter().collect();
+                let entries = reader.entries(ShardKind::GraphLinks, &groups).await?;
+                let parts: Vec<Arc<GraphLinksPart>> = reader.load_many(&entries.iter().collect::<Vec<_>>()).await?;
+                for ((g, part), entry) in groups.iter().zip(&parts).zip(&entries) {
+                    if index.record_starts.get(*g as usize) != Some(&part.start) {
+                        return Err(Error::Decode { name: entry.name.clone(), message: format!("graph-links part {g} does not start where its page records do") });
+                    }
+                }
+                let by_group: BTreeMap<u32, &Arc<GraphLinksPart>> = groups.iter().copied().zip(&parts).collect();
+                Ok(frontier
+                    .iter()
+                    .filter_map(|&n| {
+                        let part = by_group.get(&index.record_group_of_position(n as usize)?)?;
+                        Some((n, (part.out_links(n).to_vec(), part.in_links(n).to_vec())))
+                    })
+                    .collect())
+            }
+        }
+    }
+}
+
 /// Breadth-first search over viewable pages only.
-fn viewable_neighbours(graph: &PageGraph, start: u32, direction: &str, depth: u32, limit: usize, ok: &dyn Fn(u32) -> bool) -> Vec<(u32, u32)> {
+async fn viewable_neighbours<S: ShardStore>(links: &Links<'_, S>, start: u32, direction: &str, depth: u32, limit: usize, ok: &dyn Fn(u32) -> bool) -> Result<Vec<(u32, u32)>, Error> {
     let mut seen = BTreeSet::from([start]);
     let mut frontier = vec![start];
     let mut out = Vec::new();
     for distance in 1..=depth {
         let mut next = BTreeSet::new();
-        for &n in &frontier {
-            let outgoing: &[u32] = if direction != "in" { graph.out_links(n) } else { &[] };
-            let incoming: &[u32] = if direction != "out" { graph.in_links(n) } else { &[] };
+        for (_, (outgoing, incoming)) in links.of(&frontier).await? {
+            let outgoing: &[u32] = if direction != "in" { &outgoing } else { &[] };
+            let incoming: &[u32] = if direction != "out" { &incoming } else { &[] };
             next.extend(outgoing.iter().chain(incoming).copied().filter(|m| !seen.contains(m) && ok(*m)));
         }
         for &m in &next {
             if out.len() >= limit {
-                return out;
+                return Ok(out);
             }
             seen.insert(m);
             out.push((m, distance));
@@ -115,7 +153,7 @@ fn viewable_neighbours(graph: &PageGraph, start: u32, direction: &str, depth: u3
         }
         frontier = next.into_iter().collect();
     }
-    out
+    Ok(out)
 }
 
 async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, slug: &str, caller: &Caller) -> Response {
@@ -135,57 +173,72 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
         Some(Ok(l)) if (1..=MAX_NEIGHBOURS).contains(&l) => l,
         Some(_) => return Response::error(400, &format!("limit must be an integer between 1 and {MAX_NEIGHBOURS}")),
     };
-    let (catalog, index, graph) = futures_util::join!(PageCatalog::open(reader), reader.page_index(), reader.graph());
-    let (catalog, index, graph) = match (catalog, index, graph) {
-        (Ok(c), Ok(i), Ok(g)) => (c, i, g),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return routes::failure(&e, "graph request"),
-    };
-    let graph = &graph.graph;
-    let page = match catalog.viewable(caller, slug).await {
-        Ok(Some(page)) => page,
-        Ok(None) => {
-            #[cfg(feature = "acl-mutation")]
-            if let Ok(table) = reader.pages().await {
-                if let Some(message) = wikantik_format::mutation::restricted_wording(&table, slug) {
-                    return Response::error(404, &message);
-                }
+    match neighbours_of(reader, slug, caller, direction, depth, limit).await {
+        Ok(response) => response,
+        Err(e) => routes::failure(&e, "graph request"),
+    }
+}
+
+async fn neighbours_of<S: ShardStore>(reader: &IndexReader<S>, slug: &str, caller: &Caller, direction: &str, depth: u32, limit: usize) -> Result<Response, Error> {
+    let (catalog, index) = futures_util::join!(PageCatalog::open(reader), reader.page_index());
+    let (catalog, index) = (catalog?, index?);
+    let Some(page) = catalog.viewable(caller, slug).await? else {
+        #[cfg(feature = "acl-mutation")]
+        if let Ok(table) = reader.pages().await {
+            if let Some(message) = wikantik_format::mutation::restricted_wording(&table, slug) {
+                return Ok(Response::error(404, &message));
             }
-            return Response::error(404, "page not found");
         }
-        Err(e) => return routes::failure(&e, "graph request"),
+        return Ok(Response::error(404, "page not found"));
     };
-    let Some(node) = graph.node(&page.slug) else { return Response::error(404, "page not found") };
-    // The graph's nodes are the pages in slug order, as the page index's are: a node's
-    // viewability is its position's ACL. An index without a page index (or, defensively, one
-    // whose graph and page index disagree in size) decides from the page table.
-    let table: Option<std::sync::Arc<PageTable>> = match &index {
-        Some(index) if index.len() == graph.nodes.len() => None,
-        _ => match reader.pages().await {
-            Ok(t) => Some(t),
-            Err(e) => return routes::failure(&e, "graph request"),
-        },
+    // The graph's nodes are the pages in slug order, as the page index's are: a node is its
+    // page's position, and its viewability that position's ACL. With `graph-links` parts
+    // beside the page records each hop reads its frontier's parts; otherwise the whole graph
+    // is read, and an index without a page index (or, defensively, one whose graph and page
+    // index disagree in size) decides viewability from the page table.
+    let by_part = index.as_ref().filter(|i| i.has_record_groups() && reader.manifest().count_of(ShardKind::GraphLinks) == i.record_starts.len() as u64);
+    let (links, node, table) = match by_part {
+        Some(index) => {
+            let Some(node) = index.position(page.key) else { return Ok(Response::error(404, "page not found")) };
+            (Links::Parts { reader, index: index.clone() }, node as u32, None)
+        }
+        None => {
+            let graph = reader.graph().await?;
+            let Some(node) = graph.graph.node(&page.slug) else { return Ok(Response::error(404, "page not found")) };
+            let table: Option<Arc<PageTable>> = match &index {
+                Some(index) if index.len() == graph.graph.nodes.len() => None,
+                _ => Some(reader.pages().await?),
+            };
+            (Links::Whole(graph), node, table)
+        }
+    };
+    let slug_of = |n: u32| match &links {
+        Links::Whole(graph) => graph.graph.slug(n).map(str::to_string),
+        Links::Parts { .. } => None,
     };
     let ok = |n: u32| match (&table, &index) {
-        (Some(table), _) => graph.slug(n).and_then(|s| caller.page(table, s)).is_some(),
+        (Some(table), _) => slug_of(n).is_some_and(|s| caller.page(table, s.as_str()).is_some()),
         (None, Some(index)) => index.acl_at(n as usize).is_some_and(|acl| caller.can_view_under(acl)),
         (None, None) => false,
     };
-    let found = viewable_neighbours(graph, node, direction, depth, limit, &ok);
+    let found = viewable_neighbours(&links, node, direction, depth, limit, &ok).await?;
     #[cfg(feature = "acl-mutation")]
     let found: Vec<(u32, u32)> = if wikantik_format::mutation::active() == wikantik_format::mutation::Mutation::GraphSteps {
-        let everything = viewable_neighbours(graph, node, direction, depth, usize::MAX, &|_| true);
+        let everything = viewable_neighbours(&links, node, direction, depth, usize::MAX, &|_| true).await?;
         everything.into_iter().filter(|(n, _)| ok(*n)).take(limit).collect()
     } else {
         found
     };
-    let slugs: Vec<&str> = found.iter().filter_map(|&(n, _)| graph.slug(n)).collect();
-    let records = match catalog.by_slugs(&slugs).await {
-        Ok(r) => r,
-        Err(e) => return routes::failure(&e, "graph request"),
+    // The records of the pages found: by key through the page index, else by slug.
+    let records: Vec<Option<PageRecord>> = match &index {
+        Some(index) if table.is_none() => catalog.by_keys(&found.iter().filter_map(|&(n, _)| index.keys.get(n as usize).copied()).collect::<Vec<_>>()).await?,
+        _ => {
+            let slugs: Vec<String> = found.iter().filter_map(|&(n, _)| slug_of(n)).collect();
+            catalog.by_slugs(&slugs.iter().map(String::as_str).collect::<Vec<_>>()).await?
+        }
     };
     let items: Vec<Value> = found
         .iter()
-        .filter(|&&(n, _)| graph.slug(n).is_some())
         .zip(records)
         .filter_map(|(&(_, d), record)| {
             let p = record.filter(|p| caller.can_view(p))?;
@@ -194,7 +247,7 @@ async fn neighbours<S: ShardStore>(reader: &IndexReader<S>, request: &Request, s
             Some(v)
         })
         .collect();
-    Response::json(200, &json!({ "slug": page.slug, "direction": direction, "depth": depth, "count": items.len(), "neighbours": items }))
+    Ok(Response::json(200, &json!({ "slug": page.slug, "direction": direction, "depth": depth, "count": items.len(), "neighbours": items })))
 }
 
 /// One cluster as seen by the caller, or `None` when the caller does not see it (it may view

@@ -338,6 +338,14 @@ pub(super) fn encode(
         .map(|(g, range)| encode_shard(ShardKind::PageRelations, g as u32, &relatedness.part(range), None, None))
         .collect::<Result<_>>()?;
     shards.extend(relation_shards);
+    // Each page-records shard's links, cut from the whole graph (its nodes are the positions).
+    let link_shards: Vec<EncodedShard> = page_index
+        .record_groups()
+        .into_par_iter()
+        .enumerate()
+        .map(|(g, range)| encode_shard(ShardKind::GraphLinks, g as u32, &graph.graph.links_part(range), None, None))
+        .collect::<Result<_>>()?;
+    shards.extend(link_shards);
     let id_shards: Vec<EncodedShard> = id_parts.par_iter().enumerate().map(|(p, part)| encode_shard(ShardKind::PageIds, p as u32, part, None, None)).collect::<Result<_>>()?;
     shards.extend(id_shards);
     let listing_shards: Vec<EncodedShard> =

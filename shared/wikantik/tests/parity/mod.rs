@@ -396,6 +396,5 @@ fn the_build_is_byte_identical_on_every_platform() {
     assert_eq!(index.pointer.sha256, PINNED_MANIFEST_SHA256, "build id {}", index.manifest.build_id);
 }
 
-// Last moved by the `page-listing` and `listing-facets` shards (records by canonical id with
-// their facets) and the page index's `id_latest`.
-const PINNED_MANIFEST_SHA256: &str = "1063d0854bfbfd863de7988bcf23ec325108b6ab77ab117081230e9e0308f72f";
+// Last moved by the `graph-links` shards (each page-records shard's page links).
+const PINNED_MANIFEST_SHA256: &str = "bb37197992cfe45a09898fd7980310a7cf563cc1d1d30882f4927ba2d2789191";
