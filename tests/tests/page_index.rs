@@ -140,7 +140,7 @@ fn sample_wiki_with_record_shards() -> CompiledIndex {
 /// The index as one written before `page-records`: no such shards, and a page index without
 /// their starts.
 fn without_record_shards(index: &CompiledIndex) -> IndexReader<MemoryStore> {
-    without_parts(index, ShardKind::PageRecords, |i| {
+    without_parts(index, &[ShardKind::PageRecords], |i| {
         i.record_starts.clear();
         i.record_first_slugs.clear();
     })
@@ -328,7 +328,7 @@ fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
 
     // get_page_by_id answers the same with and without the id parts, for known, restricted and
     // unknown ids, and never reads the page table.
-    let without_ids = without_parts(&index, ShardKind::PageIds, |i| {
+    let without_ids = without_parts(&index, &[ShardKind::PageIds], |i| {
         i.id_first.clear();
         i.id_latest.clear();
     });
@@ -358,11 +358,11 @@ fn pages_are_found_by_canonical_id_by_part_and_older_indexes_answer_the_same() {
     assert_eq!(found, table.pages.len() + anonymous, "the admin finds every page, an anonymous caller what it may view");
 }
 
-/// The index as one written before the `kind` parts: none of them, and its page index edited
+/// The index as one written before the `kinds` parts: none of them, and its page index edited
 /// by `forget` (to drop what locates them).
-fn without_parts(index: &CompiledIndex, kind: ShardKind, forget: fn(&mut PageIndex)) -> IndexReader<MemoryStore> {
+fn without_parts(index: &CompiledIndex, kinds: &[ShardKind], forget: fn(&mut PageIndex)) -> IndexReader<MemoryStore> {
     let mut store = MemoryStore::from_compiled(index);
-    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| s.kind != kind && s.kind != ShardKind::PageIndex).cloned().collect();
+    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !kinds.contains(&s.kind) && s.kind != ShardKind::PageIndex).cloned().collect();
     let mut older = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
     forget(&mut older);
     let rewritten = encode_shard(ShardKind::PageIndex, 0, &older, None, None).expect("encode");
@@ -394,7 +394,7 @@ fn agent_projections_read_their_cluster_by_part_and_older_indexes_answer_the_sam
     let (config, admin) = config_with_admin();
     let visible: Vec<&wikantik::catalog::PageRecord> = table.pages.iter().filter(|p| Caller::anonymous().can_view(p)).collect();
     let requests: Vec<_> = visible.iter().map(|p| tool_call("get_page_for_agent", json!({ "canonical_id": p.canonical_id }))).collect();
-    let without_cards = without_parts(&index, ShardKind::ClusterCards, |i| {
+    let without_cards = without_parts(&index, &[ShardKind::ClusterCards], |i| {
         i.cluster_first.clear();
         i.acl_latest.clear();
     });
@@ -519,7 +519,7 @@ fn briefings_read_pins_and_clusters_by_part_and_older_indexes_answer_the_same() 
         briefing
     }
     let avoided = [ShardKind::Pages, ShardKind::Graph, ShardKind::Spine].map(|kind| index.manifest.single(kind).expect("single").name.clone());
-    let without_cards = without_parts(&index, ShardKind::ClusterCards, |i| i.cluster_first.clear());
+    let without_cards = without_parts(&index, &[ShardKind::ClusterCards], |i| i.cluster_first.clear());
     let older = [cards_without_listings(&index), without_cards, without_record_shards(&index), previous_layout(&index)];
     let (mut members_shown, mut pointers) = (0, 0);
     for request in &requests {
@@ -714,14 +714,7 @@ fn resources_are_listed_by_window_and_older_indexes_answer_the_same() {
 /// The index as one written before the `page-listing` and `listing-facets` shards: filtered
 /// listings then scan the page records.
 fn without_listing(index: &CompiledIndex) -> IndexReader<MemoryStore> {
-    let mut store = MemoryStore::from_compiled(index);
-    let mut shards: Vec<_> = index.manifest.shards.iter().filter(|s| !matches!(s.kind, ShardKind::PageListing | ShardKind::ListingFacets | ShardKind::PageIndex)).cloned().collect();
-    let mut older = decoded!(index, ShardKind::PageIndex, PageIndex).remove(0);
-    older.id_latest.clear();
-    let rewritten = encode_shard(ShardKind::PageIndex, 0, &older, None, None).expect("encode");
-    store.put(&rewritten.entry.name, rewritten.bytes);
-    shards.push(rewritten.entry);
-    wikantik_tests::reader_with_shards(index, store, shards)
+    without_parts(index, &[ShardKind::PageListing, ShardKind::ListingFacets], |i| i.id_latest.clear())
 }
 
 /// `list_pages_by_filter` answers in canonical-id order. On a wiki whose ids run against its

@@ -185,29 +185,31 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         Ok(())
     }
 
+    /// Hands `visit` each of `nodes` with the node part holding it (edges included), a few
+    /// parts at a time and none kept in the shard cache.
+    pub async fn for_node_parts_of(&self, nodes: &[u32], mut visit: impl FnMut(&KgNodePart, u32)) -> Result<()> {
+        let by_part = by_part(nodes, |n| self.part_of_node(n));
+        let parts: Vec<u32> = by_part.keys().copied().collect();
+        for batch in parts.chunks(SCAN_BATCH) {
+            for (p, part) in batch.iter().zip(self.passing_node_parts(batch).await?) {
+                by_part.get(p).into_iter().flatten().for_each(|&n| visit(&part, n));
+            }
+        }
+        Ok(())
+    }
+
     /// Hands `visit` each of `nodes` (without its edges) with the part holding it, a few parts
     /// at a time and none kept: the `kg-cards` parts, or, in an index without them, the node
     /// parts. What needs a node's name, properties and mentions, not its edges, reads this.
     pub async fn for_cards_of(&self, nodes: &[u32], mut visit: impl FnMut(&KgNodePart, u32)) -> Result<()> {
-        let cards = self.has_cards();
-        let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for &n in nodes.iter().filter(|&&n| n < self.index.nodes) {
-            let part = if cards { part_of(&self.index.card_starts, n) } else { self.part_of_node(n) };
-            if let Some(p) = part {
-                by_part.entry(p).or_default().push(n);
-            }
+        if !self.has_cards() {
+            return self.for_node_parts_of(nodes, visit).await;
         }
+        let by_part = by_part(nodes, |n| if n < self.index.nodes { part_of(&self.index.card_starts, n) } else { None });
         let parts: Vec<u32> = by_part.keys().copied().collect();
-        let mut hand = |p: &u32, part: &KgNodePart| by_part.get(p).into_iter().flatten().for_each(|&n| visit(part, n));
         for batch in parts.chunks(SCAN_BATCH) {
-            if cards {
-                for (p, card) in batch.iter().zip(self.passing_cards(batch).await?) {
-                    hand(p, &card.nodes);
-                }
-            } else {
-                for (p, part) in batch.iter().zip(self.passing_node_parts(batch).await?) {
-                    hand(p, &part);
-                }
+            for (p, card) in batch.iter().zip(self.passing_cards(batch).await?) {
+                by_part.get(p).into_iter().flatten().for_each(|&n| visit(&card.nodes, n));
             }
         }
         Ok(())
@@ -379,4 +381,15 @@ impl<'r, S: ShardStore> KgCatalog<'r, S> {
         }
         Ok(())
     }
+}
+
+/// `nodes` grouped by the part `part_of` puts each in (nodes in no part left out).
+fn by_part(nodes: &[u32], part_of: impl Fn(u32) -> Option<u32>) -> BTreeMap<u32, Vec<u32>> {
+    let mut grouped: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for &n in nodes {
+        if let Some(p) = part_of(n) {
+            grouped.entry(p).or_default().push(n);
+        }
+    }
+    grouped
 }

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::int_arg;
 use super::{list_arg, text_arg, KnowledgeTools};
-use crate::kg_catalog::{KgCatalog, SCAN_BATCH};
+use crate::kg_catalog::KgCatalog;
 use crate::reader::ShardStore;
 use wikantik_access::access::Caller;
 use wikantik_format::error::{Error, Result};
@@ -86,33 +86,6 @@ impl<'r, S: ShardStore> View<'r, S> {
             "tier": tier(&n.properties),
             "provenanceProposalId": null,
         })
-    }
-
-    /// `visit(part, node)` for each of `nodes`, their parts read a few at a time (and not kept
-    /// in the shard cache).
-    async fn for_parts_of(
-        &self,
-        nodes: &[u32],
-        mut visit: impl FnMut(&KgNodePart, u32),
-    ) -> Result<()> {
-        let mut by_part: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for &n in nodes {
-            if let Some(p) = self.graph.part_of_node(n) {
-                by_part.entry(p).or_default().push(n);
-            }
-        }
-        let parts: Vec<u32> = by_part.keys().copied().collect();
-        for batch in parts.chunks(SCAN_BATCH) {
-            for (p, part) in batch
-                .iter()
-                .zip(self.graph.passing_node_parts(batch).await?)
-            {
-                for &n in by_part.get(p).into_iter().flatten() {
-                    visit(&part, n);
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The `KgNode` JSON of each of `nodes` (read from the card parts: no edges needed).
@@ -503,7 +476,7 @@ async fn typed_neighbours<S: ShardStore>(
 ) -> Result<HashMap<u32, Vec<(u32, Link)>>> {
     let can_view = view.can_view();
     let mut out = HashMap::new();
-    view.for_parts_of(nodes, |part, n| {
+    view.graph.for_node_parts_of(nodes, |part, n| {
         let edges = part
             .edges_of(n)
             .filter(|e| tier(&e.properties) == "human" && part.edge_visible(e, &can_view))
