@@ -100,10 +100,12 @@ pub struct Layout {
     pub keep_builds: usize,
     /// Kinds of more shards than this are listed through manifest directories.
     pub directories_from: usize,
+    /// Postings a long list keeps in its term partition (`CompileOptions::postings_head`).
+    pub postings_head: usize,
 }
 
 pub fn build(wiki: &Path, out: &Path, layout: Layout, lenient: bool, output: BuildOutput, dense: &DenseArgs) -> Result<()> {
-    let Layout { keep_builds, directories_from } = layout;
+    let Layout { keep_builds, directories_from, postings_head } = layout;
     let quiet = output == BuildOutput::Quiet;
     let started = Instant::now();
     let (sources, skipped, from_git) = source::read_wiki(wiki)?;
@@ -113,6 +115,7 @@ pub fn build(wiki: &Path, out: &Path, layout: Layout, lenient: bool, output: Bui
         entity_sidecar: source::read_entity_sidecar(wiki)?,
         ann_threshold: dense.ann_threshold,
         directories_from: Some(directories_from),
+        postings_head,
         ..CompileOptions::default()
     };
     let bar = if quiet || !std::io::stderr().is_terminal() { ProgressBar::hidden() } else { ProgressBar::new(sources.len() as u64) };

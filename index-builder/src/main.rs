@@ -47,6 +47,11 @@ enum Command {
         /// opens.
         #[arg(long, default_value_t = wikantik::manifest::DIRECTORIES_FROM)]
         directories_from: usize,
+        /// Postings a long list keeps in its term partition; the rest goes to a `term-tails`
+        /// shard read only when the ranking could need it (a list of at most twice as many
+        /// stays whole; 0 never cuts).
+        #[arg(long, value_name = "POSTINGS", default_value_t = wikantik::lexical::POSTINGS_HEAD)]
+        postings_head: usize,
         #[command(flatten)]
         dense: DenseArgs,
     },
@@ -92,6 +97,10 @@ enum Command {
         /// offline.
         #[arg(long, value_name = "FILE")]
         dump_rankings: Option<PathBuf>,
+        /// Postings a long list keeps in its term partition, the rest read only when the
+        /// ranking could need it (a list of at most twice as many stays whole; 0 never cuts).
+        #[arg(long, value_name = "POSTINGS", default_value_t = wikantik::lexical::POSTINGS_HEAD)]
+        postings_head: usize,
         #[command(flatten)]
         dense: DenseArgs,
     },
@@ -155,13 +164,13 @@ enum KeysCommand {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Build { wiki, out, keep_builds, lenient, quiet, all_warnings, directories_from, dense } => {
+        Command::Build { wiki, out, keep_builds, lenient, quiet, all_warnings, directories_from, postings_head, dense } => {
             let output = if quiet { BuildOutput::Quiet } else if all_warnings { BuildOutput::AllWarnings } else { BuildOutput::Summary };
-            let layout = Layout { keep_builds, directories_from };
+            let layout = Layout { keep_builds, directories_from, postings_head };
             build(&wiki, &out, layout, lenient, output, &dense)
         }
-        Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, dense } => {
-            let mut compile = CompileOptions::default();
+        Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, postings_head, dense } => {
+            let mut compile = CompileOptions { postings_head, ..CompileOptions::default() };
             compile.analyzer.whole_identifiers = !no_whole_identifiers;
             if page_fields {
                 compile.lexical_document = wikantik::lexical::DocumentModel::PageFields;

@@ -21,6 +21,7 @@ mod mcp_tools;
 mod native_keepalive;
 mod native_rest;
 mod page_index;
+mod postings_tails;
 mod sample_wiki;
 mod topic_lead;
 mod vector_lists;

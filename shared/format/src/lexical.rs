@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::Analyzer;
 use crate::error::{Error, Result};
+use crate::shard::ShardEntry;
 
 /// A field of a section document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -136,12 +137,104 @@ impl LexicalStats {
 
 /// The postings of one term in one field: `df` documents, encoded as varints
 /// `(key delta, term frequency, field length)` in ascending key order.
+///
+/// A long list is cut by impact ([`FieldPostings::split_by_impact`]): `data` then holds its
+/// head, the postings that score highest, and `tail` names the shard with the rest and bounds
+/// what any of them can score; `df` stays the whole list's length (the IDF's).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldPostings {
     pub field: Field,
     pub df: u32,
     #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<PostingsTail>,
+}
+
+/// Where the low-impact rest of a postings list is, and what it can score: no posting in it
+/// has a higher term frequency than `max_tf` or a shorter field than `min_len`, so none
+/// scores above [`PostingsTail::bound`] under any BM25 parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostingsTail {
+    /// The `term-tails` shard holding the rest ([`TermTail`]).
+    pub shard: ShardEntry,
+    /// Postings in the tail.
+    pub postings: u32,
+    pub max_tf: u32,
+    pub min_len: u32,
+    /// The highest saturated term frequency of the tail under the default BM25 parameters
+    /// (`tf·(k1+1)/(tf + k1·(1 − b + b·len/avg_len))`, before IDF and boost), in millionths
+    /// rounded up: the tight bound when a query scores with them.
+    pub max_impact_micros: u32,
+}
+
+/// Payload of a `term-tails` shard: the rest of one term's postings in one field, encoded as
+/// [`FieldPostings::data`] (ascending keys).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TermTail {
+    pub term: String,
+    pub field: Field,
+    #[serde(with = "serde_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// A list cut by impact: its head (to keep, `tail` still to be named) and the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImpactSplit {
+    pub head: FieldPostings,
+    pub tail: TermTail,
+    pub postings: u32,
+    pub max_tf: u32,
+    pub min_len: u32,
+    pub max_impact_micros: u32,
+}
+
+impl ImpactSplit {
+    /// The head, naming the shard its tail was written to.
+    pub fn named(self, shard: ShardEntry) -> FieldPostings {
+        let tail = PostingsTail { shard, postings: self.postings, max_tf: self.max_tf, min_len: self.min_len, max_impact_micros: self.max_impact_micros };
+        FieldPostings { tail: Some(tail), ..self.head }
+    }
+}
+
+/// Postings a list keeps in its `terms` partition when it is cut by impact; lists of at most
+/// twice as many stay whole ([`FieldPostings::split_by_impact`]).
+pub const POSTINGS_HEAD: usize = 4096;
+
+/// What one posting of `field` adds to a document's score: BM25's saturated term frequency
+/// with length normalisation, times the field's IDF and boost.
+fn posting_score(params: &Bm25Params, weight: f32, avg_len: f32, tf: u32, len: u32) -> f32 {
+    let tf = tf as f32;
+    let norm = params.k1 * (1.0 - params.b + params.b * len as f32 / avg_len);
+    weight * tf * (params.k1 + 1.0) / (tf + norm)
+}
+
+/// A field's weight for a term: its boost times the term's IDF over the field's documents.
+fn term_weight(stats: &LexicalStats, params: &Bm25Params, field: Field, df: u32) -> f32 {
+    let n = stats.field(field).docs as f32;
+    let df = df as f32;
+    params.boosts.of(field) * (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0)
+}
+
+impl PostingsTail {
+    /// The most any posting of this tail adds to a score (`list` is the list it belongs to).
+    /// BM25 grows with the term frequency and, for `b ≥ 0`, falls with the field's length;
+    /// with `b < 0` no bound holds and this is infinite (the tail must be read).
+    pub fn bound(&self, list: &FieldPostings, stats: &LexicalStats, params: &Bm25Params) -> f32 {
+        if params.b < 0.0 {
+            return f32::INFINITY;
+        }
+        let weight = term_weight(stats, params, list.field, list.df);
+        if weight <= 0.0 {
+            return 0.0;
+        }
+        let defaults = Bm25Params::default();
+        if params.k1 == defaults.k1 && params.b == defaults.b {
+            // Computed in another order than the score itself: a little room for rounding.
+            return weight * (self.max_impact_micros as f32 / 1e6) * (1.0 + 1e-5);
+        }
+        posting_score(params, weight, stats.field(list.field).average_len(), self.max_tf, self.min_len)
+    }
 }
 
 /// A posting decoded: the document key (section key, or page key for page fields), the
@@ -163,7 +256,69 @@ impl FieldPostings {
             write_varint(&mut data, u64::from(p.len));
             previous = p.key;
         }
-        FieldPostings { field, df: postings.len() as u32, data }
+        FieldPostings { field, df: postings.len() as u32, data, tail: None }
+    }
+
+    /// Cut a list of more than `2 × head` postings by impact: the `head` postings that score
+    /// highest under the default BM25 parameters (ties to the lower key) stay, in key order;
+    /// the rest is returned as a [`TermTail`] with its bounds, for the caller to store and
+    /// name in `tail`. `None` for a shorter list (or `head` 0), which stays whole.
+    pub fn split_by_impact(&self, term: &str, stats: &LexicalStats, head: usize) -> Result<Option<ImpactSplit>> {
+        if head == 0 || (self.df as usize) <= head.saturating_mul(2) || self.tail.is_some() {
+            return Ok(None);
+        }
+        let params = Bm25Params::default();
+        let avg = stats.field(self.field).average_len();
+        let mut postings = self.decode()?;
+        let impact = |p: &Posting| posting_score(&params, 1.0, avg, p.tf, p.len);
+        postings.sort_by(|a, b| impact(b).total_cmp(&impact(a)).then(a.key.cmp(&b.key)));
+        let mut rest = postings.split_off(head.min(postings.len()));
+        postings.sort_by_key(|p| p.key);
+        rest.sort_by_key(|p| p.key);
+        let max_tf = rest.iter().map(|p| p.tf).max().unwrap_or(0);
+        let min_len = rest.iter().map(|p| p.len).min().unwrap_or(0);
+        let kept = FieldPostings { df: self.df, ..FieldPostings::encode(self.field, &postings) };
+        let tail = TermTail { term: term.to_string(), field: self.field, data: FieldPostings::encode(self.field, &rest).data };
+        let max_impact = rest.iter().map(impact).fold(0.0f64, |m, i| m.max(f64::from(i)));
+        let max_impact_micros = (max_impact * 1e6).ceil().min(f64::from(u32::MAX)) as u32;
+        Ok(Some(ImpactSplit { head: kept, tail, postings: rest.len() as u32, max_tf, min_len, max_impact_micros }))
+    }
+
+    /// The whole list of `term`: this head with its tail merged in. A tail of another term or
+    /// field, or a head and tail that do not add up to `df` postings, is an error.
+    pub fn with_tail(&self, term: &str, tail: &TermTail) -> Result<FieldPostings> {
+        Ok(FieldPostings::encode(self.field, &self.merged_with(term, tail)?))
+    }
+
+    /// The postings of [`FieldPostings::with_tail`], decoded.
+    pub fn merged_with(&self, term: &str, tail: &TermTail) -> Result<Vec<Posting>> {
+        let name = self.tail.as_ref().map_or("postings", |t| t.shard.name.as_str());
+        let bad = |message: String| Error::Decode { name: name.to_string(), message };
+        if tail.term != term || tail.field != self.field {
+            return Err(bad(format!("holds the tail of {:?} ({:?}), named by {term:?} ({:?})", tail.term, tail.field, self.field)));
+        }
+        let head = self.decode()?;
+        let rest = FieldPostings { field: self.field, df: 0, data: tail.data.clone(), tail: None }.decode()?;
+        if head.len() + rest.len() != self.df as usize {
+            return Err(bad(format!("{term:?}: head and tail hold {} postings, not {}", head.len() + rest.len(), self.df)));
+        }
+        // Both in key order: merged in one pass.
+        let mut merged = Vec::with_capacity(head.len() + rest.len());
+        let (mut a, mut b) = (head.into_iter().peekable(), rest.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.key == y.key => return Err(bad(format!("{term:?}: a key in both head and tail"))),
+                (Some(x), Some(y)) => if x.key < y.key { a.next() } else { b.next() },
+                (Some(_), None) => a.next(),
+                (None, Some(_)) => b.next(),
+                (None, None) => break,
+            };
+            merged.extend(next);
+        }
+        if merged.windows(2).any(|w| w[0].key >= w[1].key) {
+            return Err(bad(format!("{term:?}: postings out of key order")));
+        }
+        Ok(merged)
     }
 
     /// Decode the postings; malformed data is an error, never a panic.
@@ -343,7 +498,7 @@ impl PostingsWriter {
     fn add(&mut self, posting: Posting) {
         if self.df > 0 && posting.key <= self.last {
             // Out of key order (no build adds so): decode, insert in order, encode again.
-            let mut postings = FieldPostings { field: self.field, df: self.df, data: std::mem::take(&mut self.data) }.decode().unwrap_or_default();
+            let mut postings = FieldPostings { field: self.field, df: self.df, data: std::mem::take(&mut self.data), tail: None }.decode().unwrap_or_default();
             let at = postings.partition_point(|p| p.key < posting.key);
             postings.insert(at, posting);
             let encoded = FieldPostings::encode(self.field, &postings);
@@ -361,7 +516,7 @@ impl PostingsWriter {
 
     fn finish(mut self) -> FieldPostings {
         self.data.shrink_to_fit();
-        FieldPostings { field: self.field, df: self.df, data: self.data }
+        FieldPostings { field: self.field, df: self.df, data: self.data, tail: None }
     }
 }
 
@@ -451,24 +606,35 @@ pub fn score_sections(
     chunk_count: &dyn Fn(u32) -> u32,
     limit: usize,
 ) -> Result<Vec<ScoredSection>> {
+    score_with_tails(entries, &BTreeMap::new(), stats, params, chunk_count, limit)
+}
+
+/// [`score_sections`] with the tails of `tails` (by the name of their shard) merged into the
+/// lists naming them: exactly the scores of the whole lists when every tail is there.
+pub fn score_with_tails(
+    entries: &[&TermEntry],
+    tails: &BTreeMap<&str, &TermTail>,
+    stats: &LexicalStats,
+    params: &Bm25Params,
+    chunk_count: &dyn Fn(u32) -> u32,
+    limit: usize,
+) -> Result<Vec<ScoredSection>> {
     let mut section_scores: BTreeMap<u64, f32> = BTreeMap::new();
     let mut page_scores: BTreeMap<u32, f32> = BTreeMap::new();
     for entry in entries {
         for postings in &entry.postings {
             let field = postings.field;
-            let boost = params.boosts.of(field);
-            if boost <= 0.0 {
+            if params.boosts.of(field) <= 0.0 {
                 continue;
             }
-            let fs = stats.field(field);
-            let n = fs.docs as f32;
-            let df = postings.df as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
-            let avg = fs.average_len();
-            for p in postings.decode()? {
-                let tf = p.tf as f32;
-                let norm = params.k1 * (1.0 - params.b + params.b * p.len as f32 / avg);
-                let s = boost * idf * tf * (params.k1 + 1.0) / (tf + norm);
+            let weight = term_weight(stats, params, field, postings.df);
+            let avg = stats.field(field).average_len();
+            let decoded = match postings.tail.as_ref().and_then(|t| tails.get(t.shard.name.as_str())) {
+                Some(tail) => postings.merged_with(&entry.term, tail)?,
+                None => postings.decode()?,
+            };
+            for p in decoded {
+                let s = posting_score(params, weight, avg, p.tf, p.len);
                 if field.is_page_level() {
                     *page_scores.entry(SectionKey(p.key).page_key()).or_default() += s;
                 } else {
@@ -495,6 +661,55 @@ pub fn score_sections(
     scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
     scored.truncate(limit);
     Ok(scored)
+}
+
+/// How much of the pool's last score the tails a query leaves unread may add up to
+/// ([`tails_to_read`]).
+pub const UNREAD_TAILS_SHARE: f32 = 0.1;
+
+/// The lists of `entries` whose tails must be read before scoring: those with the highest
+/// bounds, until the bounds of the tails left unread add up to no more than `allowance`
+/// ([`UNREAD_TAILS_SHARE`] of the score of the last section a caller keeps when only what is
+/// read is scored; 0 when fewer are found, which reads every tail). No section's score is
+/// then short by more than `allowance`, and a section found in no list read cannot displace
+/// one kept.
+pub fn tails_to_read<'a>(entries: &[&'a TermEntry], stats: &LexicalStats, params: &Bm25Params, allowance: f32) -> Vec<&'a FieldPostings> {
+    let mut tails: Vec<(f32, &'a FieldPostings)> = entries
+        .iter()
+        .flat_map(|e| e.postings.iter())
+        .filter(|p| params.boosts.of(p.field) > 0.0)
+        .filter_map(|p| p.tail.as_ref().map(|t| (t.bound(p, stats, params), p)))
+        .collect();
+    tails.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut unread: f32 = tails.iter().map(|t| t.0).sum();
+    let mut read = Vec::new();
+    for (bound, list) in tails {
+        if unread <= allowance {
+            break;
+        }
+        unread -= bound;
+        read.push(list);
+    }
+    read
+}
+
+/// `entries` with the tails of `tails` (by the name of their shard) merged into the lists
+/// naming them; other lists as they are.
+pub fn with_tails(entries: &[&TermEntry], tails: &BTreeMap<&str, &TermTail>) -> Result<Vec<TermEntry>> {
+    entries
+        .iter()
+        .map(|entry| {
+            let postings = entry
+                .postings
+                .iter()
+                .map(|list| match list.tail.as_ref().and_then(|t| tails.get(t.shard.name.as_str())) {
+                    Some(tail) => list.with_tail(&entry.term, tail),
+                    None => Ok(list.clone()),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(TermEntry { term: entry.term.clone(), postings })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -528,6 +743,159 @@ mod tests {
         let k = SectionKey::new(0xdead_beef, 7);
         assert_eq!(k.page_key(), 0xdead_beef);
         assert_eq!(k.chunk_index(), 7);
+    }
+
+    /// A corpus of `sections` sections over a vocabulary whose first words are in most of
+    /// them (a fixed linear congruential sequence: every run the same).
+    fn skewed_corpus(sections: u32) -> (LexicalStats, Vec<TermEntry>) {
+        let analyzer = Analyzer::new(AnalyzerConfig::default());
+        let mut b = LexicalIndexBuilder::new(&analyzer, DocumentModel::Section { weights: DocumentWeights::default() });
+        let words: Vec<String> = (0..60).map(|i| format!("w{i}x")).collect();
+        let mut state = 12_345u64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        for s in 0..sections {
+            let len = 3 + next() % 40;
+            // Word i is drawn with probability about 1/(i+1) (Zipf-like), so w0x..w3x are in
+            // most sections and their lists are long.
+            let mut body: Vec<&str> = (0..len).map(|_| words[(next() % 60).min(next() % 60)].as_str()).collect();
+            // And one word in nearly every section (an IDF near 0).
+            if s % 20 != 0 {
+                body.push("allx");
+            }
+            b.add_section(SectionKey::new(s / 4 + 1, s % 4), &body.join(" "), &[]);
+            if s % 4 == 0 {
+                b.count_page();
+            }
+        }
+        b.finish()
+    }
+
+    /// Each long list cut by impact, its tail in a shard named by the list.
+    fn cut(stats: &LexicalStats, entries: &[TermEntry], head: usize) -> (Vec<TermEntry>, BTreeMap<String, TermTail>) {
+        let mut tails = BTreeMap::new();
+        let mut out = Vec::new();
+        for entry in entries {
+            let mut entry = entry.clone();
+            for list in entry.postings.iter_mut() {
+                if let Some(split) = list.split_by_impact(&entry.term, stats, head).unwrap() {
+                    let shard = crate::shard::encode_shard(crate::shard::ShardKind::TermTails, tails.len() as u32, &split.tail, None, None).unwrap();
+                    tails.insert(shard.entry.name.clone(), split.tail.clone());
+                    *list = split.named(shard.entry);
+                }
+            }
+            out.push(entry);
+        }
+        (out, tails)
+    }
+
+    #[test]
+    fn a_long_list_keeps_its_highest_scoring_postings_and_its_tail_makes_it_whole_again() {
+        let (stats, entries) = skewed_corpus(400);
+        let (cut_entries, tails) = cut(&stats, &entries, 16);
+        assert!(tails.len() >= 4, "the frequent words' lists are cut: {}", tails.len());
+        let params = Bm25Params::default();
+        for (whole, cut) in entries.iter().zip(&cut_entries) {
+            for (w, c) in whole.postings.iter().zip(&cut.postings) {
+                let Some(tail) = &c.tail else {
+                    assert_eq!(w, c, "a list of at most 32 postings stays whole");
+                    assert!(w.df <= 32);
+                    continue;
+                };
+                assert_eq!(c.df, w.df, "df stays the whole list's (the IDF's)");
+                let head = c.decode().unwrap();
+                assert_eq!(head.len(), 16);
+                assert!(head.windows(2).all(|p| p[0].key < p[1].key), "the head is in key order");
+                let whole_postings = w.decode().unwrap();
+                let rest: Vec<&Posting> = whole_postings.iter().filter(|p| !head.contains(p)).collect();
+                assert_eq!(tail.postings as usize, rest.len());
+                assert_eq!(tail.max_tf, rest.iter().map(|p| p.tf).max().unwrap());
+                assert_eq!(tail.min_len, rest.iter().map(|p| p.len).min().unwrap());
+                // No posting left out scores above the head's lowest, nor above the bound.
+                let avg = stats.field(w.field).average_len();
+                let weight = term_weight(&stats, &params, w.field, w.df);
+                let score = |p: &Posting| posting_score(&params, weight, avg, p.tf, p.len);
+                let lowest_kept = head.iter().map(score).fold(f32::INFINITY, f32::min);
+                let bound = tail.bound(c, &stats, &params);
+                for p in &rest {
+                    assert!(score(p) <= lowest_kept + 1e-6 && score(p) <= bound + 1e-6, "{p:?}");
+                }
+                // Merged, the list is the original, byte for byte.
+                let merged = c.with_tail(&cut.term, &tails[&tail.shard.name]).unwrap();
+                assert_eq!(&merged, w);
+                // A tail of another term or another length is refused, naming the shard.
+                let wrong = TermTail { term: "other".into(), ..tails[&tail.shard.name].clone() };
+                let err = c.with_tail(&cut.term, &wrong).unwrap_err().to_string();
+                assert!(err.contains(&tail.shard.name), "{err}");
+                let short = TermTail { data: Vec::new(), ..tails[&tail.shard.name].clone() };
+                assert!(c.with_tail(&cut.term, &short).is_err());
+            }
+        }
+    }
+
+    /// The guarantee of reading only the tails `tails_to_read` picks: scores are never above
+    /// the whole lists' and short by at most the unread bounds (within the allowance), and
+    /// every section whose whole score beats the pool's last by more than that is in the pool.
+    #[test]
+    fn reading_the_tails_the_pool_needs_finds_every_section_that_could_reach_it() {
+        let (stats, entries) = skewed_corpus(600);
+        let params = Bm25Params::default();
+        let chunks = |_: u32| 4;
+        let mut skipped_some = false;
+        for head in [8usize, 16, 64] {
+            let (cut_entries, tails) = cut(&stats, &entries, head);
+            let get = |set: &[TermEntry], t: &str| set.iter().find(|e| e.term == t).cloned();
+            let queries: Vec<Vec<String>> = vec![
+                vec!["w0x".into(), "w1x".into()],
+                vec!["allx".into(), "w7x".into()],
+                vec!["allx".into(), "w2x".into(), "w40x".into()],
+                vec!["w0x".into(), "w2x".into(), "w40x".into()],
+                vec!["w3x".into(), "w55x".into()],
+                vec!["w1x".into(), "w1x".into(), "w9x".into()],
+                vec!["w0x".into(), "w1x".into(), "w2x".into(), "w3x".into()],
+            ];
+            for terms in queries {
+                for limit in [5usize, 20, 100] {
+                    let whole: Vec<TermEntry> = terms.iter().filter_map(|t| get(&entries, t)).collect();
+                    let heads: Vec<TermEntry> = terms.iter().filter_map(|t| get(&cut_entries, t)).collect();
+                    let exact = score_sections(&whole.iter().collect::<Vec<_>>(), &stats, &params, &chunks, usize::MAX).unwrap();
+                    let head_refs: Vec<&TermEntry> = heads.iter().collect();
+                    let first = score_sections(&head_refs, &stats, &params, &chunks, limit).unwrap();
+                    let floor = if first.len() < limit { 0.0 } else { first.last().unwrap().score };
+                    let read = tails_to_read(&head_refs, &stats, &params, floor * UNREAD_TAILS_SHARE);
+                    let unread: f32 = head_refs
+                        .iter()
+                        .flat_map(|e| &e.postings)
+                        .filter(|p| p.tail.is_some() && !read.iter().any(|r| std::ptr::eq(*r, *p)))
+                        .map(|p| p.tail.as_ref().unwrap().bound(p, &stats, &params))
+                        .sum();
+                    assert!(unread <= floor * UNREAD_TAILS_SHARE, "{terms:?} limit {limit}: unread bounds {unread} over the allowance of {floor}");
+                    skipped_some |= unread > 0.0;
+                    let loaded: BTreeMap<&str, &TermTail> = read.iter().map(|l| {
+                        let name = l.tail.as_ref().unwrap().shard.name.as_str();
+                        (name, &tails[name])
+                    }).collect();
+                    let completed = with_tails(&head_refs, &loaded).unwrap();
+                    let pool = score_sections(&completed.iter().collect::<Vec<_>>(), &stats, &params, &chunks, limit).unwrap();
+                    assert_eq!(score_with_tails(&head_refs, &loaded, &stats, &params, &chunks, limit).unwrap(), pool, "merged while scoring = merged first");
+                    let exact_of = |k: SectionKey| exact.iter().find(|s| s.key == k).map_or(0.0, |s| s.score);
+                    for s in &pool {
+                        assert!(s.score <= exact_of(s.key) + 1e-4 && exact_of(s.key) <= s.score + unread + 1e-4, "{terms:?} {s:?}");
+                    }
+                    let last = if pool.len() < limit { 0.0 } else { pool.last().unwrap().score };
+                    for s in exact.iter().filter(|s| s.score > last + unread + 1e-4) {
+                        assert!(pool.iter().any(|p| p.key == s.key), "{terms:?} limit {limit} head {head}: {s:?} missing (last {last}, unread {unread})");
+                    }
+                    if unread == 0.0 {
+                        let exact_top: Vec<SectionKey> = exact.iter().take(limit).map(|s| s.key).collect();
+                        assert_eq!(pool.iter().map(|s| s.key).collect::<Vec<_>>(), exact_top, "every tail read: the exact ranking");
+                    }
+                }
+            }
+        }
+        assert!(skipped_some, "some queries leave a tail unread");
     }
 
     #[test]
@@ -565,9 +933,9 @@ mod tests {
 
     #[test]
     fn corrupt_postings_are_an_error() {
-        let bad = FieldPostings { field: Field::Body, df: 1, data: vec![0x80, 0x80] };
+        let bad = FieldPostings { field: Field::Body, df: 1, data: vec![0x80, 0x80], tail: None };
         assert!(bad.decode().is_err());
-        let long = FieldPostings { field: Field::Body, df: 1, data: vec![0xff; 20] };
+        let long = FieldPostings { field: Field::Body, df: 1, data: vec![0xff; 20], tail: None };
         assert!(long.decode().is_err());
     }
 

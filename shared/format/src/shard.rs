@@ -152,6 +152,9 @@ pub enum ShardKind {
     /// The page links of the pages of the `page-records` shard with the same number
     /// (`graph::GraphLinksPart`); indexes without them follow links in the whole `graph`.
     GraphLinks,
+    /// The low-impact rest of one long postings list (`lexical::TermTail`), named by the
+    /// list's head in its `terms` partition (`lexical::PostingsTail`), never routed to.
+    TermTails,
 }
 
 impl ShardKind {
@@ -195,6 +198,7 @@ impl ShardKind {
             ShardKind::PageListing => "page-listing",
             ShardKind::ListingFacets => "listing-facets",
             ShardKind::GraphLinks => "graph-links",
+            ShardKind::TermTails => "term-tails",
         }
     }
 }

@@ -27,7 +27,7 @@ use crate::dense::{dense_search_vector, query_vector};
 use wikantik_format::error::{Error, Result};
 use wikantik_format::vectors::CoverageThresholds;
 use crate::fusion::{convex, fuse, FusionConfig, FusionMethod};
-use wikantik_format::lexical::{score_sections, Bm25Params, Field, ScoredSection, SectionKey, TermEntry, TermPartition};
+use wikantik_format::lexical::{score_sections, score_with_tails, tails_to_read, with_tails, UNREAD_TAILS_SHARE, Bm25Params, Field, FieldPostings, ScoredSection, SectionKey, TermEntry, TermPartition, TermTail};
 use crate::reader::{IndexReader, ShardStore};
 use wikantik_format::shard::ShardEntry;
 use wikantik_format::catalog::{IndexedPage, PageIndex, PageTable};
@@ -154,11 +154,29 @@ pub async fn lexical_candidates<S: ShardStore>(reader: &IndexReader<S>, query: &
     let entry_of = |term: &str| partitions.iter().find_map(|p| p.get(term));
     let found: Vec<&TermEntry> = terms.iter().filter_map(|t| entry_of(t)).collect();
     let chunk_count = |page_key: u32| pages.page(page_key).map(|p| p.chunk_count).unwrap_or(0);
-    let sections = score_sections(&found, &manifest.lexical, params, &chunk_count, limit)?;
+    let stats = &manifest.lexical;
+    let heads = score_sections(&found, stats, params, &chunk_count, limit)?;
+    // Long lists hold their highest-scoring postings; the rest is read unless what it could
+    // add to any score is a small share of the pool's last (`tails_to_read`), and always for
+    // identifiers, whose exact matches must all be found.
+    let pool_floor = if heads.len() < limit { 0.0 } else { heads.last().map_or(0.0, |s| s.score) };
+    let identifiers = analyzer.query_identifiers(query);
+    let exact_field = |p: &FieldPostings| matches!(p.field, Field::Body | Field::Heading | Field::Title);
+    let identifier_lists = identifiers.iter().filter_map(|t| entry_of(t)).flat_map(|e| e.postings.iter().filter(|p| exact_field(p)));
+    let mut tail_entries: BTreeMap<&str, &ShardEntry> = BTreeMap::new();
+    for list in tails_to_read(&found, stats, params, pool_floor * UNREAD_TAILS_SHARE).into_iter().chain(identifier_lists) {
+        if let Some(tail) = &list.tail {
+            tail_entries.insert(tail.shard.name.as_str(), &tail.shard);
+        }
+    }
+    let tail_entries: Vec<&ShardEntry> = tail_entries.into_values().collect();
+    let tails = reader.load_many::<TermTail>(&tail_entries).await?;
+    let by_name: BTreeMap<&str, &TermTail> = tail_entries.iter().map(|e| e.name.as_str()).zip(tails.iter().map(|t| &**t)).collect();
+    let sections = if by_name.is_empty() { heads } else { score_with_tails(&found, &by_name, stats, params, &chunk_count, limit)? };
     let mut exact_pages = BTreeSet::new();
-    for term in analyzer.query_identifiers(query) {
-        for postings in entry_of(&term).into_iter().flat_map(|e| &e.postings).filter(|p| matches!(p.field, Field::Body | Field::Heading | Field::Title)) {
-            exact_pages.extend(postings.decode()?.into_iter().map(|p| SectionKey(p.key).page_key()));
+    for entry in identifiers.iter().filter_map(|t| entry_of(t)) {
+        for list in with_tails(&[entry], &by_name)?.iter().flat_map(|e| &e.postings).filter(|p| exact_field(p)) {
+            exact_pages.extend(list.decode()?.into_iter().map(|p| SectionKey(p.key).page_key()));
         }
     }
     Ok(LexicalHits { sections, exact_pages })

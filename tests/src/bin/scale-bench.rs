@@ -11,6 +11,9 @@
 //! - **warm**: one instance serves every query of the set five times; p50 / p95.
 //!
 //! `SCALE_BENCH_KINDS` (comma-separated request names as printed) measures only those kinds.
+//! `SCALE_BENCH_COLD_EACH=1` also serves every query of the set from a fresh instance and
+//! prints the median and largest cold bytes and reads; `SCALE_BENCH_DUMP=DIR` keeps the
+//! answers (the first query's per kind, and with `SCALE_BENCH_COLD_EACH` every query's).
 //!
 //! Driven by `scripts/scale-bench.sh` for wikis of 1.2k, 12k and 120k pages. Prints figures,
 //! asserts nothing (targets are benchmarks, docs/BENCHMARKS.md).
@@ -242,6 +245,40 @@ fn main() {
         if response.status != 200 || String::from_utf8_lossy(&response.body).contains(r#""isError":true"#) {
             println!("{kind:<22} answered {}: {}", response.status, String::from_utf8_lossy(&response.body));
             continue;
+        }
+        // `SCALE_BENCH_COLD_EACH=1`: a fresh instance for every query of the set, each answer
+        // kept beside the first's under `SCALE_BENCH_DUMP`; the median and largest cold bytes
+        // and reads over the set.
+        if per_query && std::env::var_os("SCALE_BENCH_COLD_EACH").is_some() {
+            let mut costs = Vec::new();
+            for (i, q) in queries.iter().enumerate() {
+                let store = Counted::new(&index);
+                let response = wikantik_tests::block_on(async {
+                    let reader = IndexReader::open(&store, Arc::new(ShardCache::default())).await;
+                    handle(reader.as_ref(), &request(kind, q, &subject), &config).await
+                });
+                if let Ok(dir) = std::env::var("SCALE_BENCH_DUMP") {
+                    let file = PathBuf::from(dir).join(format!("{}.{i}.out", kind.replace([' ', '/'], "_")));
+                    if let Err(e) = std::fs::write(&file, &response.body) {
+                        eprintln!("scale-bench: cannot write {}: {e}", file.display());
+                    }
+                }
+                costs.push((store.bytes.load(Ordering::Relaxed), store.reads.load(Ordering::Relaxed), q));
+            }
+            let mut bytes: Vec<u64> = costs.iter().map(|c| c.0).collect();
+            let mut reads: Vec<u64> = costs.iter().map(|c| c.1).collect();
+            bytes.sort_unstable();
+            reads.sort_unstable();
+            let largest = costs.iter().max_by_key(|c| c.0).map_or(String::new(), |c| c.2.to_string());
+            println!(
+                "{:<22} cold over {} queries: bytes p50 {} max {} ({largest:?}); reads p50 {} max {}",
+                "",
+                costs.len(),
+                bytes[bytes.len() / 2],
+                bytes[bytes.len() - 1],
+                reads[reads.len() / 2],
+                reads[reads.len() - 1]
+            );
         }
         // Warm: one instance, every query (one warm-up pass, then five measured).
         let warm_store = Counted::new(&index);

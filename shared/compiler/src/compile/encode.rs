@@ -259,6 +259,10 @@ pub(super) fn encode(
         }
     }
     drop(vector_partitions);
+    // Long postings lists are cut by impact: each tail a shard of its own, numbered in term
+    // order, named by its head.
+    let (entries, tail_shards) = cut_long_postings(entries, &lexical_stats, options.postings_head)?;
+    shards.extend(tail_shards);
     let term_ranges = content_defined_partitions(
         &entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(),
         options.terms_per_partition,
@@ -392,3 +396,36 @@ pub(super) fn encode(
     shards.extend(directories);
     let (manifest_name, manifest_bytes, pointer) = manifest.encode()?;
     Ok(CompiledIndex { manifest, manifest_name, manifest_bytes, pointer, shards, warnings })}
+
+/// Cut every postings list longer than twice `head` by impact
+/// (`FieldPostings::split_by_impact`): the tails encoded as `term-tails` shards numbered in
+/// term order, the heads naming them.
+fn cut_long_postings(mut entries: Vec<TermEntry>, stats: &LexicalStats, head: usize) -> Result<(Vec<TermEntry>, Vec<EncodedShard>)> {
+    let cut = |p: &wikantik_format::lexical::FieldPostings| head > 0 && p.df as usize > head.saturating_mul(2);
+    let mut first_tail = Vec::with_capacity(entries.len());
+    let mut tails = 0u32;
+    for entry in &entries {
+        first_tail.push(tails);
+        tails += entry.postings.iter().filter(|p| cut(p)).count() as u32;
+    }
+    if tails == 0 {
+        return Ok((entries, Vec::new()));
+    }
+    let shards: Vec<Vec<EncodedShard>> = entries
+        .par_iter_mut()
+        .zip(first_tail.par_iter())
+        .map(|(entry, &first)| {
+            let mut written = Vec::new();
+            let mut number = first;
+            for list in entry.postings.iter_mut() {
+                let Some(split) = list.split_by_impact(&entry.term, stats, head)? else { continue };
+                let shard = encode_shard(ShardKind::TermTails, number, &split.tail, None, None)?;
+                number += 1;
+                *list = split.named(shard.entry.clone());
+                written.push(shard);
+            }
+            Ok(written)
+        })
+        .collect::<Result<_>>()?;
+    Ok((entries, shards.into_iter().flatten().collect()))
+}

@@ -83,6 +83,10 @@ pub struct CompileOptions {
     pub lite_rows_per_block: usize,
     /// What a BM25 document is (docs/RETRIEVAL.md).
     pub lexical_document: DocumentModel,
+    /// Postings a long list keeps in its `terms` partition, the rest going to a `term-tails`
+    /// shard (`lexical::POSTINGS_HEAD`; lists of at most twice as many stay whole; 0 never
+    /// cuts; tests use small heads).
+    pub postings_head: usize,
 }
 
 impl Default for CompileOptions {
@@ -104,6 +108,7 @@ impl Default for CompileOptions {
             directories_from: Some(wikantik_format::manifest::DIRECTORIES_FROM),
             lite_rows_per_block: wikantik_encoder::lite::ROWS_PER_BLOCK,
             lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
+            postings_head: wikantik_format::lexical::POSTINGS_HEAD,
         }
     }
 }
