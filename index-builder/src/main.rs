@@ -47,9 +47,10 @@ enum Command {
         /// opens.
         #[arg(long, default_value_t = wikantik::manifest::DIRECTORIES_FROM)]
         directories_from: usize,
-        /// Postings a long list keeps in its term partition; the rest goes to a `term-tails`
-        /// shard read only when the ranking could need it (a list of at most twice as many
-        /// stays whole; 0 never cuts).
+        /// A list of more than twice this many postings is long: alone in its term partition,
+        /// and when its tail would score little (a near-universal word), cut by impact, the
+        /// rest going to a `term-tails` shard read only when the ranking could need it (0: no
+        /// list is long).
         #[arg(long, value_name = "POSTINGS", default_value_t = wikantik::lexical::POSTINGS_HEAD)]
         postings_head: usize,
         #[command(flatten)]
@@ -97,10 +98,14 @@ enum Command {
         /// offline.
         #[arg(long, value_name = "FILE")]
         dump_rankings: Option<PathBuf>,
-        /// Postings a long list keeps in its term partition, the rest read only when the
-        /// ranking could need it (a list of at most twice as many stays whole; 0 never cuts).
+        /// A list of more than twice this many postings is long: alone in its term partition,
+        /// and cut by impact when its tail can be left unread (0: no list is long).
         #[arg(long, value_name = "POSTINGS", default_value_t = wikantik::lexical::POSTINGS_HEAD)]
         postings_head: usize,
+        /// Cut a long list only when its tail would score at most this under the default BM25
+        /// parameters (`inf`: cut every long list, to measure the ranking's tolerance).
+        #[arg(long, value_name = "SCORE", default_value_t = wikantik::lexical::CUT_TAILS_BELOW)]
+        cut_tails_below: f32,
         #[command(flatten)]
         dense: DenseArgs,
     },
@@ -169,8 +174,8 @@ fn main() -> ExitCode {
             let layout = Layout { keep_builds, directories_from, postings_head };
             build(&wiki, &out, layout, lenient, output, &dense)
         }
-        Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, postings_head, dense } => {
-            let mut compile = CompileOptions { postings_head, ..CompileOptions::default() };
+        Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, postings_head, cut_tails_below, dense } => {
+            let mut compile = CompileOptions { postings_head, cut_tails_below, ..CompileOptions::default() };
             compile.analyzer.whole_identifiers = !no_whole_identifiers;
             if page_fields {
                 compile.lexical_document = wikantik::lexical::DocumentModel::PageFields;

@@ -17,10 +17,10 @@ use wikantik::shard::{decode_shard, ShardKind};
 use wikantik_tests::faults::{Fault, FaultStore};
 use wikantik_tests::{block_on, sample_wiki};
 
-/// The sample wiki built with lists of more than `2 × head` postings cut (0: none cut).
+/// The sample wiki built with every list of more than `2 × head` postings cut (0: none cut).
 fn sample_with_head(head: usize) -> CompiledIndex {
     let (pages, _, _) = wikantik_index_builder::source::read_wiki(&sample_wiki()).expect("read wiki");
-    compile(pages, &CompileOptions { postings_head: head, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
+    compile(pages, &CompileOptions { postings_head: head, cut_tails_below: f32::INFINITY, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
 }
 
 fn cold(index: &CompiledIndex) -> (FaultStore<MemoryStore>, IndexReader<FaultStore<MemoryStore>>) {
@@ -41,6 +41,32 @@ const QUERIES: [&str; 6] = [
     "assemble_bundle",
     "who may read restricted pages",
 ];
+
+/// By default only a tail that would score little is cut off: the sample wiki's long lists
+/// (at a head of 2) stay whole, each alone in its partition, and answer the same.
+#[test]
+fn long_lists_whose_tails_score_high_stay_whole_in_a_partition_of_their_own() {
+    let (pages, _, _) = wikantik_index_builder::source::read_wiki(&sample_wiki()).expect("read wiki");
+    let index = compile(pages, &CompileOptions { postings_head: 2, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile");
+    assert_eq!(index.manifest.count_of(ShardKind::TermTails), 0, "no tail of the sample wiki bounds under the default");
+    let mut alone = 0;
+    for shard in index.shards.iter().filter(|s| s.entry.kind == ShardKind::Terms) {
+        let partition: TermPartition = decode_shard(&shard.entry, &shard.bytes).expect("decode");
+        if partition.terms.iter().any(|e| e.postings.iter().any(|p| p.df > 4)) {
+            assert_eq!(partition.terms.len(), 1, "a long list is alone: {:?}", partition.terms.iter().map(|e| &e.term).collect::<Vec<_>>());
+            alone += 1;
+        }
+    }
+    assert!(alone > 10, "{alone}");
+    let whole = sample_with_head(0);
+    assert!(index.manifest.count_of(ShardKind::Terms) > whole.manifest.count_of(ShardKind::Terms));
+    let request = BundleRequest { query: "how do I publish a new index".into(), mode: RetrievalMode::Lexical, k: None, budget: None };
+    for caller in [Caller::anonymous(), Caller::for_key(&["Admin".to_string()], None)] {
+        let got = block_on(assemble_bundle(&cold(&index).1, &request, &BundleConfig::default(), &caller)).expect("bundle");
+        let want = block_on(assemble_bundle(&cold(&whole).1, &request, &BundleConfig::default(), &caller)).expect("bundle");
+        assert_eq!(serde_json::to_value(&got.sections).expect("json"), serde_json::to_value(&want.sections).expect("json"));
+    }
+}
 
 #[test]
 fn every_cut_list_names_its_tail_and_the_tails_are_listed() {
@@ -64,6 +90,13 @@ fn every_cut_list_names_its_tail_and_the_tails_are_listed() {
         }
     }
     assert_eq!(named, listed, "every tail written is named by its list, and only those");
+    // Each term with a long list is alone in its partition.
+    for shard in index.shards.iter().filter(|s| s.entry.kind == ShardKind::Terms) {
+        let partition: TermPartition = decode_shard(&shard.entry, &shard.bytes).expect("decode");
+        if partition.terms.iter().any(|e| e.postings.iter().any(|p| p.df > 4)) {
+            assert_eq!(partition.terms.len(), 1, "{:?}", partition.terms.iter().map(|e| &e.term).collect::<Vec<_>>());
+        }
+    }
     // Uncut, the build is the one before tails: no tail, and the same term partitions as a
     // build whose lists are shorter than the default head (pinned in manifest_pins).
     assert_eq!(sample_with_head(0).manifest.count_of(ShardKind::TermTails), 0);
@@ -108,7 +141,7 @@ fn ubiquitous_wiki(head: usize) -> CompiledIndex {
         std::fs::write(dir.join(format!("Page{p}.md")), format!("---\ntitle: Page {p}\n---\n{body}")).expect("page");
     }
     let (pages, _, _) = wikantik_index_builder::source::read_wiki(&dir).expect("read wiki");
-    compile(pages, &CompileOptions { postings_head: head, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
+    compile(pages, &CompileOptions { postings_head: head, cut_tails_below: f32::INFINITY, ..CompileOptions::default() }, &mut |_, _, _| {}).expect("compile")
 }
 
 /// A pool smaller than the heads leaves the tails whose bounds cannot matter unread (here the

@@ -190,6 +190,12 @@ pub struct ImpactSplit {
 }
 
 impl ImpactSplit {
+    /// The most a posting of the tail scores under the default parameters and boosts.
+    pub fn default_bound(&self, stats: &LexicalStats) -> f32 {
+        let params = Bm25Params::default();
+        term_weight(stats, &params, self.head.field, self.head.df) * (self.max_impact_micros as f32 / 1e6)
+    }
+
     /// The head, naming the shard its tail was written to.
     pub fn named(self, shard: ShardEntry) -> FieldPostings {
         let tail = PostingsTail { shard, postings: self.postings, max_tf: self.max_tf, min_len: self.min_len, max_impact_micros: self.max_impact_micros };
@@ -200,6 +206,14 @@ impl ImpactSplit {
 /// Postings a list keeps in its `terms` partition when it is cut by impact; lists of at most
 /// twice as many stay whole ([`FieldPostings::split_by_impact`]).
 pub const POSTINGS_HEAD: usize = 4096;
+
+/// A long list is cut only when its tail would score at most this under the default
+/// parameters: a tail that a query leaves unread beside a pool whose last section scores ten
+/// times as much ([`UNREAD_TAILS_SHARE`]). The tails of common words bound far higher (their
+/// IDF is at least about 1.3 once stopwords are gone and BM25 saturates), are read by every
+/// query naming them, and would only add a read: such lists stay whole, in a partition of
+/// their own (docs/RETRIEVAL.md §9).
+pub const CUT_TAILS_BELOW: f32 = 0.5;
 
 /// What one posting of `field` adds to a document's score: BM25's saturated term frequency
 /// with length normalisation, times the field's IDF and boost.

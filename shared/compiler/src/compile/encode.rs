@@ -261,11 +261,13 @@ pub(super) fn encode(
     drop(vector_partitions);
     // Long postings lists are cut by impact: each tail a shard of its own, numbered in term
     // order, named by its head.
-    let (entries, tail_shards) = cut_long_postings(entries, &lexical_stats, options.postings_head)?;
+    let (entries, tail_shards) = cut_long_postings(entries, &lexical_stats, options.postings_head, options.cut_tails_below)?;
     shards.extend(tail_shards);
-    let term_ranges = content_defined_partitions(
-        &entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(),
-        options.terms_per_partition,
+    let head = options.postings_head;
+    let alone: Vec<bool> = entries.iter().map(|e| head > 0 && e.postings.iter().any(|p| p.df as usize > head.saturating_mul(2))).collect();
+    let term_ranges = isolate_terms(
+        content_defined_partitions(&entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(), options.terms_per_partition),
+        &alone,
     );
     let mut entries: Vec<Option<TermEntry>> = entries.into_iter().map(Some).collect();
     let term_partitions: Vec<Vec<TermEntry>> =
@@ -397,35 +399,58 @@ pub(super) fn encode(
     let (manifest_name, manifest_bytes, pointer) = manifest.encode()?;
     Ok(CompiledIndex { manifest, manifest_name, manifest_bytes, pointer, shards, warnings })}
 
-/// Cut every postings list longer than twice `head` by impact
-/// (`FieldPostings::split_by_impact`): the tails encoded as `term-tails` shards numbered in
-/// term order, the heads naming them.
-fn cut_long_postings(mut entries: Vec<TermEntry>, stats: &LexicalStats, head: usize) -> Result<(Vec<TermEntry>, Vec<EncodedShard>)> {
-    let cut = |p: &wikantik_format::lexical::FieldPostings| head > 0 && p.df as usize > head.saturating_mul(2);
-    let mut first_tail = Vec::with_capacity(entries.len());
-    let mut tails = 0u32;
-    for entry in &entries {
-        first_tail.push(tails);
-        tails += entry.postings.iter().filter(|p| cut(p)).count() as u32;
-    }
-    if tails == 0 {
-        return Ok((entries, Vec::new()));
-    }
-    let shards: Vec<Vec<EncodedShard>> = entries
-        .par_iter_mut()
-        .zip(first_tail.par_iter())
-        .map(|(entry, &first)| {
-            let mut written = Vec::new();
-            let mut number = first;
-            for list in entry.postings.iter_mut() {
-                let Some(split) = list.split_by_impact(&entry.term, stats, head)? else { continue };
-                let shard = encode_shard(ShardKind::TermTails, number, &split.tail, None, None)?;
-                number += 1;
-                *list = split.named(shard.entry.clone());
-                written.push(shard);
+/// Cut by impact (`FieldPostings::split_by_impact`) every postings list longer than twice
+/// `head` whose tail would bound at most `cut_below` under the default parameters (a tail a
+/// query can leave unread): the tails encoded as `term-tails` shards numbered in term order,
+/// the heads naming them. Longer lists whose tails bound higher stay whole.
+fn cut_long_postings(mut entries: Vec<TermEntry>, stats: &LexicalStats, head: usize, cut_below: f32) -> Result<(Vec<TermEntry>, Vec<EncodedShard>)> {
+    let long = |p: &wikantik_format::lexical::FieldPostings| head > 0 && p.df as usize > head.saturating_mul(2);
+    // Which lists to cut, in term order (splitting is the costly part: on every core).
+    let splits: Vec<Vec<(usize, wikantik_format::lexical::ImpactSplit)>> = entries
+        .par_iter()
+        .map(|entry| {
+            let mut cut = Vec::new();
+            for (l, list) in entry.postings.iter().enumerate().filter(|(_, p)| long(p)) {
+                if let Some(split) = list.split_by_impact(&entry.term, stats, head)? {
+                    if split.default_bound(stats) <= cut_below {
+                        cut.push((l, split));
+                    }
+                }
             }
-            Ok(written)
+            Ok(cut)
         })
         .collect::<Result<_>>()?;
-    Ok((entries, shards.into_iter().flatten().collect()))
+    let mut shards = Vec::new();
+    for (entry, cuts) in entries.iter_mut().zip(splits) {
+        for (l, split) in cuts {
+            let shard = encode_shard(ShardKind::TermTails, shards.len() as u32, &split.tail, None, None)?;
+            if let Some(list) = entry.postings.get_mut(l) {
+                *list = split.named(shard.entry.clone());
+            }
+            shards.push(shard);
+        }
+    }
+    Ok((entries, shards))
+}
+
+/// `ranges` with each term of `alone` (a long postings list, whole or cut) in a partition of
+/// its own, so the terms routed beside it do not read its list.
+fn isolate_terms(ranges: Vec<Range<usize>>, alone: &[bool]) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let mut start = range.start;
+        for i in range.clone() {
+            if alone.get(i).copied().unwrap_or(false) {
+                if start < i {
+                    out.push(start..i);
+                }
+                out.push(i..i + 1);
+                start = i + 1;
+            }
+        }
+        if start < range.end {
+            out.push(start..range.end);
+        }
+    }
+    out
 }

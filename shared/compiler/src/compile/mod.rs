@@ -83,10 +83,14 @@ pub struct CompileOptions {
     pub lite_rows_per_block: usize,
     /// What a BM25 document is (docs/RETRIEVAL.md).
     pub lexical_document: DocumentModel,
-    /// Postings a long list keeps in its `terms` partition, the rest going to a `term-tails`
-    /// shard (`lexical::POSTINGS_HEAD`; lists of at most twice as many stay whole; 0 never
-    /// cuts; tests use small heads).
+    /// A postings list of more than twice this many postings is long: it gets a `terms`
+    /// partition of its own and, when its tail would bound at most `cut_tails_below`, keeps
+    /// this many in it, the rest going to a `term-tails` shard (`lexical::POSTINGS_HEAD`; 0:
+    /// no list is long; tests use small heads).
     pub postings_head: usize,
+    /// The highest bound (default parameters) of a tail worth cutting off
+    /// (`lexical::CUT_TAILS_BELOW`; tests cut every long list with `f32::INFINITY`).
+    pub cut_tails_below: f32,
 }
 
 impl Default for CompileOptions {
@@ -109,6 +113,7 @@ impl Default for CompileOptions {
             lite_rows_per_block: wikantik_encoder::lite::ROWS_PER_BLOCK,
             lexical_document: DocumentModel::Section { weights: DocumentWeights::default() },
             postings_head: wikantik_format::lexical::POSTINGS_HEAD,
+            cut_tails_below: wikantik_format::lexical::CUT_TAILS_BELOW,
         }
     }
 }
