@@ -321,7 +321,30 @@ pub fn run(options: &EvalOptions) -> Result<()> {
         println!("cv {}: on every question (all profiles) the grid chooses {} ({verdict})", mode_name(result.mode), result.best);
     }
     print_summary(&reports, &results, &baselines);
+    print_per_profile_choice(&reports, &sets, &config);
     check_floors(&floors, &reports, &results)
+}
+
+/// What the hybrid grid would give if each profile chose its own default (measured, not
+/// served: one default serves every profile), cross-validated the same way.
+fn print_per_profile_choice(reports: &[ProfileReport], sets: &DevSets, config: &BundleConfig) {
+    if reports.len() < 2 {
+        return;
+    }
+    let grid = tuning::hybrid_grid(config);
+    for report in reports {
+        let Some((_, outcomes)) = report.grids.iter().find(|(m, _)| *m == RetrievalMode::Hybrid) else { continue };
+        let per_point: Vec<Vec<Outcomes>> = outcomes.iter().map(|o| vec![o.clone()]).collect();
+        let Some(result) = cross_validate(RetrievalMode::Hybrid, sets, &grid, &per_point) else { continue };
+        let Some(cv) = result.cv.first() else { continue };
+        let s = cv.scores_all();
+        let mut out = format!("{} hybrid, its own choice (not served): overall {:.3}", mode_like(report.profile), s.section_recall(12));
+        for c in Category::ALL {
+            out.push_str(&format!("  {} {:.3}", c.name().to_lowercase(), s.category_recall(c, 12).0));
+        }
+        out.push_str(&format!("  pages {:.3} / {:.3}; folds chose {}; on all: {}", s.page_recall(5), s.page_mrr(), result.chosen.join(" | "), result.best));
+        println!("{out}");
+    }
 }
 
 fn mode_like(profile: Profile) -> String {
