@@ -277,8 +277,13 @@ impl FieldPostings {
     /// highest under the default BM25 parameters (ties to the lower key) stay, in key order;
     /// the rest is returned as a [`TermTail`] with its bounds, for the caller to store and
     /// name in `tail`. `None` for a shorter list (or `head` 0), which stays whole.
+    /// Whether the list is long at this head: more than twice `head` postings (0: none is).
+    pub fn is_long(&self, head: usize) -> bool {
+        head > 0 && self.df as usize > head.saturating_mul(2)
+    }
+
     pub fn split_by_impact(&self, term: &str, stats: &LexicalStats, head: usize) -> Result<Option<ImpactSplit>> {
-        if head == 0 || (self.df as usize) <= head.saturating_mul(2) || self.tail.is_some() {
+        if !self.is_long(head) || self.tail.is_some() {
             return Ok(None);
         }
         let params = Bm25Params::default();

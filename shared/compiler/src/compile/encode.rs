@@ -263,8 +263,7 @@ pub(super) fn encode(
     // order, named by its head.
     let (entries, tail_shards) = cut_long_postings(entries, &lexical_stats, options.postings_head, options.cut_tails_below)?;
     shards.extend(tail_shards);
-    let head = options.postings_head;
-    let alone: Vec<bool> = entries.iter().map(|e| head > 0 && e.postings.iter().any(|p| p.df as usize > head.saturating_mul(2))).collect();
+    let alone: Vec<bool> = entries.iter().map(|e| e.postings.iter().any(|p| p.is_long(options.postings_head))).collect();
     let term_ranges = isolate_terms(
         content_defined_partitions(&entries.iter().map(|e| e.term.as_str()).collect::<Vec<_>>(), options.terms_per_partition),
         &alone,
@@ -404,13 +403,13 @@ pub(super) fn encode(
 /// query can leave unread): the tails encoded as `term-tails` shards numbered in term order,
 /// the heads naming them. Longer lists whose tails bound higher stay whole.
 fn cut_long_postings(mut entries: Vec<TermEntry>, stats: &LexicalStats, head: usize, cut_below: f32) -> Result<(Vec<TermEntry>, Vec<EncodedShard>)> {
-    let long = |p: &wikantik_format::lexical::FieldPostings| head > 0 && p.df as usize > head.saturating_mul(2);
-    // Which lists to cut, in term order (splitting is the costly part: on every core).
+    // Which lists to cut, in term order (splitting is the costly part: on every core; a list
+    // that is not long does not split).
     let splits: Vec<Vec<(usize, wikantik_format::lexical::ImpactSplit)>> = entries
         .par_iter()
         .map(|entry| {
             let mut cut = Vec::new();
-            for (l, list) in entry.postings.iter().enumerate().filter(|(_, p)| long(p)) {
+            for (l, list) in entry.postings.iter().enumerate() {
                 if let Some(split) = list.split_by_impact(&entry.term, stats, head)? {
                     if split.default_bound(stats) <= cut_below {
                         cut.push((l, split));
