@@ -638,30 +638,35 @@ pub fn score_with_tails(
     chunk_count: &dyn Fn(u32) -> u32,
     limit: usize,
 ) -> Result<Vec<ScoredSection>> {
+    let scored_lists = || entries.iter().flat_map(|entry| entry.postings.iter().map(move |list| (entry, list))).filter(|(_, list)| params.boosts.of(list.field) > 0.0);
+    let decoded = |term: &str, list: &FieldPostings| match list.tail.as_ref().and_then(|t| tails.get(t.shard.name.as_str())) {
+        Some(tail) => list.merged_with(term, tail),
+        None => list.decode(),
+    };
+    // Many postings of section documents, with BM25's bounds holding (0 ≤ b ≤ 1): only the
+    // sections that can still reach the pool are scored, and no list of every hit is made.
+    // Page-level fields (older indexes) lift whole pages and are summed exhaustively, as are
+    // short lists, where sorting everything costs less than following cursors.
+    let postings: usize = scored_lists().map(|(_, list)| list.df as usize).sum();
+    if postings > PRUNED_SCORING_ABOVE && (0.0..=1.0).contains(&params.b) && params.k1 >= 0.0 && scored_lists().all(|(_, list)| !list.field.is_page_level()) {
+        let lists = scored_lists().map(|(entry, list)| Ok(QueryList::new(list.field, list.df, decoded(&entry.term, list)?, stats, params))).collect::<Result<Vec<_>>>()?;
+        return Ok(top_sections_pruned(&lists, params, limit));
+    }
     // Every posting's score, then each key's summed in the order found (a stable sort keeps
     // it): the same sums, bit for bit, as accumulating per key, without a map of a few hundred
     // thousand entries when a query names common words.
     let mut section_hits: Vec<(u64, f32)> = Vec::new();
     let mut page_hits: Vec<(u32, f32)> = Vec::new();
-    for entry in entries {
-        for postings in &entry.postings {
-            let field = postings.field;
-            if params.boosts.of(field) <= 0.0 {
-                continue;
-            }
-            let weight = term_weight(stats, params, field, postings.df);
-            let avg = stats.field(field).average_len();
-            let decoded = match postings.tail.as_ref().and_then(|t| tails.get(t.shard.name.as_str())) {
-                Some(tail) => postings.merged_with(&entry.term, tail)?,
-                None => postings.decode()?,
-            };
-            for p in decoded {
-                let s = posting_score(params, weight, avg, p.tf, p.len);
-                if field.is_page_level() {
-                    page_hits.push((SectionKey(p.key).page_key(), s));
-                } else {
-                    section_hits.push((p.key, s));
-                }
+    for (entry, list) in scored_lists() {
+        let field = list.field;
+        let weight = term_weight(stats, params, field, list.df);
+        let avg = stats.field(field).average_len();
+        for p in decoded(&entry.term, list)? {
+            let s = posting_score(params, weight, avg, p.tf, p.len);
+            if field.is_page_level() {
+                page_hits.push((SectionKey(p.key).page_key(), s));
+            } else {
+                section_hits.push((p.key, s));
             }
         }
     }
@@ -683,13 +688,150 @@ pub fn score_with_tails(
         .filter(|s| s.score > 0.0)
         .collect();
     // The best `limit` (score, then key: a total order, so the same set however found), sorted.
-    let order = |a: &ScoredSection, b: &ScoredSection| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key));
     if scored.len() > limit {
-        scored.select_nth_unstable_by(limit, order);
+        scored.select_nth_unstable_by(limit, ranking_order);
         scored.truncate(limit);
     }
-    scored.sort_by(order);
+    scored.sort_by(ranking_order);
     Ok(scored)
+}
+
+/// Best first: score descending, then key ascending (a total order).
+fn ranking_order(a: &ScoredSection, b: &ScoredSection) -> std::cmp::Ordering {
+    b.score.total_cmp(&a.score).then(a.key.cmp(&b.key))
+}
+
+/// One postings list a query scores with, decoded, with what bounds its postings' scores.
+struct QueryList {
+    postings: Vec<Posting>,
+    weight: f32,
+    avg: f32,
+    /// No posting of the list scores more: its highest term frequency at its shortest field
+    /// (BM25 grows with the one and, for `0 ≤ b`, falls with the other).
+    bound: f32,
+}
+
+impl QueryList {
+    /// The list of `field` whose whole length (the IDF's) is `df`.
+    fn new(field: Field, df: u32, postings: Vec<Posting>, stats: &LexicalStats, params: &Bm25Params) -> QueryList {
+        let weight = term_weight(stats, params, field, df);
+        let avg = stats.field(field).average_len();
+        let max_tf = postings.iter().map(|p| p.tf).max().unwrap_or(0);
+        let min_len = postings.iter().map(|p| p.len).min().unwrap_or(0);
+        let bound = posting_score(params, weight, avg, max_tf, min_len);
+        QueryList { postings, weight, avg, bound }
+    }
+
+    fn score(&self, params: &Bm25Params, p: &Posting) -> f32 {
+        posting_score(params, self.weight, self.avg, p.tf, p.len)
+    }
+}
+
+/// Queries whose lists hold more postings than this are scored with pruning
+/// ([`top_sections_pruned`]): at 120k pages a query naming common words sums half a million
+/// postings, and the list of every hit and its sort were most of the request's heap.
+pub const PRUNED_SCORING_ABOVE: usize = 1 << 16;
+
+/// Relative room on a sum of bounds: they are computed in another order than the scores.
+const BOUND_ROOM: f64 = 1e-4;
+
+/// The best `limit` sections of `lists` (section fields only), sorted: exactly those of
+/// summing every posting (the same scores, bit for bit, each section's summed in list
+/// order), without scoring the sections that cannot reach them (MaxScore: Turtle and Flood,
+/// 1995). Lists are ordered by bound; once the pool holds `limit` sections, the lowest-bound
+/// lists whose bounds add up to no more than the pool's last score cannot put a section into
+/// it on their own, so candidates come only from the other lists, and the low lists are only
+/// looked into for them. Keys are visited in ascending order, so a later section ties the
+/// pool's last only to lose to it.
+fn top_sections_pruned(lists: &[QueryList], params: &Bm25Params, limit: usize) -> Vec<ScoredSection> {
+    if limit == 0 || lists.is_empty() {
+        return Vec::new();
+    }
+    let mut by_bound: Vec<usize> = (0..lists.len()).collect();
+    by_bound.sort_by(|&a, &b| lists[a].bound.total_cmp(&lists[b].bound).then(a.cmp(&b)));
+    // below[j]: the bounds of the j lowest-bound lists added up, with room.
+    let mut below = vec![0.0f64; lists.len() + 1];
+    for (j, &i) in by_bound.iter().enumerate() {
+        below[j + 1] = below[j] + f64::from(lists[i].bound.max(0.0));
+    }
+    let below: Vec<f64> = below.into_iter().map(|b| b * (1.0 + BOUND_ROOM)).collect();
+    let mut cursors = vec![0usize; lists.len()];
+    let mut pool: std::collections::BinaryHeap<Worst> = std::collections::BinaryHeap::with_capacity(limit + 1);
+    // The lists by_bound[..passive] only lend scores to candidates found in the others.
+    let mut passive = 0usize;
+    loop {
+        let threshold = match pool.peek() {
+            Some(worst) if pool.len() >= limit => f64::from(worst.0.score),
+            _ => 0.0,
+        };
+        while passive < lists.len() && below[passive + 1] <= threshold {
+            passive += 1;
+        }
+        // The next candidate: the lowest key still ahead in an active list.
+        let Some(key) = by_bound[passive..].iter().filter_map(|&i| lists[i].postings.get(cursors[i]).map(|p| p.key)).min() else {
+            break;
+        };
+        let mut score = 0.0f32;
+        for (i, list) in lists.iter().enumerate() {
+            let postings = &list.postings;
+            let cursor = &mut cursors[i];
+            *cursor = seek(postings, *cursor, key);
+            while let Some(p) = postings.get(*cursor).filter(|p| p.key == key) {
+                score += list.score(params, p);
+                *cursor += 1;
+            }
+        }
+        if score <= 0.0 {
+            continue;
+        }
+        let candidate = ScoredSection { key: SectionKey(key), score };
+        if pool.len() < limit {
+            pool.push(Worst(candidate));
+        } else if pool.peek().is_some_and(|worst| ranking_order(&candidate, &worst.0).is_lt()) {
+            pool.pop();
+            pool.push(Worst(candidate));
+        }
+    }
+    let mut best: Vec<ScoredSection> = pool.into_iter().map(|w| w.0).collect();
+    best.sort_by(ranking_order);
+    best
+}
+
+/// The first position at or after `from` whose key is at least `key` (galloping, then a
+/// binary search: a cursor that moves little moves cheaply).
+fn seek(postings: &[Posting], from: usize, key: u64) -> usize {
+    if postings.get(from).is_none_or(|p| p.key >= key) {
+        return from;
+    }
+    let mut step = 1usize;
+    let mut low = from;
+    while low + step < postings.len() && postings[low + step].key < key {
+        low += step;
+        step *= 2;
+    }
+    let high = (low + step + 1).min(postings.len());
+    low + postings[low..high].partition_point(|p| p.key < key)
+}
+
+/// A pool entry ordered so that the heap's top is the pool's last (lowest score, then
+/// highest key).
+struct Worst(ScoredSection);
+
+impl PartialEq for Worst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+impl Eq for Worst {}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Worst {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        ranking_order(&self.0, &other.0)
+    }
 }
 
 /// Each key once, ascending, with the sum of its scores in the order they come in `hits`.
@@ -817,28 +959,49 @@ mod tests {
 
     /// The scores, order and cut of `score_sections` are those of summing each section's
     /// postings in a map, sorting everything and keeping the first `limit` (how it was done
-    /// before: regression test for the faster sum and selection).
+    /// before: regression test for the faster sum and selection, and for the pruning that
+    /// skips the sections that cannot reach the pool), for queries of common words only, of a
+    /// rare word among common ones, and of one word.
     #[test]
     fn scoring_sums_and_selects_as_a_map_and_a_full_sort_do() {
         let (stats, entries) = skewed_corpus(600);
-        let params = Bm25Params::default();
-        let chosen: Vec<&TermEntry> = entries.iter().filter(|e| ["w0x", "w1x", "w7x", "allx", "w30x"].contains(&e.term.as_str())).collect();
-        assert_eq!(chosen.len(), 5);
-        let mut sums: BTreeMap<u64, f32> = BTreeMap::new();
-        for entry in &chosen {
-            for list in &entry.postings {
-                let weight = term_weight(&stats, &params, list.field, list.df);
-                let avg = stats.field(list.field).average_len();
-                for p in list.decode().unwrap() {
-                    *sums.entry(p.key).or_default() += posting_score(&params, weight, avg, p.tf, p.len);
+        for params in [Bm25Params::default(), Bm25Params { k1: 0.9, b: 0.4, ..Bm25Params::default() }, Bm25Params { k1: 2.0, b: 1.0, ..Bm25Params::default() }] {
+            for query in [&["w0x", "w1x", "w7x", "allx", "w30x"][..], &["w59x", "allx", "w0x", "w2x"], &["allx"], &["w45x", "w50x", "w1x"], &["w3x", "w3x"]] {
+                let chosen: Vec<&TermEntry> = query.iter().filter_map(|t| entries.iter().find(|e| e.term == *t)).collect();
+                assert_eq!(chosen.len(), query.len(), "{query:?}");
+                let mut sums: BTreeMap<u64, f32> = BTreeMap::new();
+                for entry in &chosen {
+                    for list in &entry.postings {
+                        let weight = term_weight(&stats, &params, list.field, list.df);
+                        let avg = stats.field(list.field).average_len();
+                        for p in list.decode().unwrap() {
+                            *sums.entry(p.key).or_default() += posting_score(&params, weight, avg, p.tf, p.len);
+                        }
+                    }
+                }
+                let mut reference: Vec<ScoredSection> = sums.into_iter().map(|(k, s)| ScoredSection { key: SectionKey(k), score: s }).filter(|s| s.score > 0.0).collect();
+                reference.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
+                let lists: Vec<QueryList> =
+                    chosen.iter().flat_map(|e| &e.postings).map(|l| QueryList::new(l.field, l.df, l.decode().unwrap(), &stats, &params)).collect();
+                for limit in [0, 1, 7, 50, 10_000] {
+                    let expected = reference[..limit.min(reference.len())].to_vec();
+                    let found = score_sections(&chosen, &stats, &params, &|_| 0, limit).unwrap();
+                    assert_eq!(found, expected, "{query:?}, limit {limit}, {params:?}");
+                    assert_eq!(top_sections_pruned(&lists, &params, limit), expected, "pruned: {query:?}, limit {limit}, {params:?}");
                 }
             }
         }
-        let mut reference: Vec<ScoredSection> = sums.into_iter().map(|(k, s)| ScoredSection { key: SectionKey(k), score: s }).filter(|s| s.score > 0.0).collect();
-        reference.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.key.cmp(&b.key)));
-        for limit in [0, 1, 7, 50, 10_000] {
-            let found = score_sections(&chosen, &stats, &params, &|_| 0, limit).unwrap();
-            assert_eq!(found, reference[..limit.min(reference.len())].to_vec(), "limit {limit}");
+    }
+
+    /// A cursor seeks the first key at or after the one asked for, from wherever it is.
+    #[test]
+    fn seeking_a_key_finds_the_first_at_or_after_it() {
+        let postings: Vec<Posting> = [2u64, 3, 5, 8, 13, 21, 34, 55].iter().map(|&key| Posting { key, tf: 1, len: 1 }).collect();
+        for from in 0..=postings.len() {
+            for key in 0..60u64 {
+                let expected = (from..postings.len()).find(|&i| postings[i].key >= key).unwrap_or(postings.len());
+                assert_eq!(seek(&postings, from, key), expected, "from {from}, key {key}");
+            }
         }
     }
 
