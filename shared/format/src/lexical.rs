@@ -781,7 +781,9 @@ fn top_sections_pruned(lists: &[QueryList], params: &Bm25Params, limit: usize) -
                 *cursor += 1;
             }
         }
-        if score <= 0.0 {
+        // As the exhaustive path's `score > 0.0`: a corrupt posting (tf 0 at length 0 with
+        // b = 1) scores NaN and is no candidate.
+        if score.is_nan() || score <= 0.0 {
             continue;
         }
         let candidate = ScoredSection { key: SectionKey(key), score };
@@ -991,6 +993,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A posting that scores NaN (tf 0 at length 0 with b = 1: 0/0) is no candidate for the
+    /// pruned path, as for the exhaustive one (`score > 0.0`). Regression test: the pruned
+    /// path once kept it, ranked by `total_cmp` above every real score.
+    #[test]
+    fn a_posting_scoring_nan_is_no_candidate_when_pruning() {
+        let params = Bm25Params { k1: 1.2, b: 1.0, ..Bm25Params::default() };
+        let postings = vec![Posting { key: 1, tf: 0, len: 0 }, Posting { key: 2, tf: 1, len: 3 }];
+        assert!(posting_score(&params, 1.0, 2.0, 0, 0).is_nan());
+        let list = QueryList { postings, weight: 1.0, avg: 2.0, bound: posting_score(&params, 1.0, 2.0, 1, 3) };
+        let found = top_sections_pruned(&[list], &params, 10);
+        assert_eq!(found.iter().map(|s| s.key.0).collect::<Vec<_>>(), vec![2], "{found:?}");
     }
 
     /// A cursor seeks the first key at or after the one asked for, from wherever it is.
