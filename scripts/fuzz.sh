@@ -25,7 +25,8 @@
 # Reproduce a crash:  RUSTC_BOOTSTRAP=1 cargo fuzz run TARGET fuzz/artifacts/TARGET/crash-…
 #
 # Env: FUZZ_SANITIZER=address (default none: our code is safe Rust and the sanitizer doubles
-# the build time; use address for longer runs).
+# the build time; use address for longer runs). Runs of at most 60 s a target build at
+# opt-level 1 (CARGO_PROFILE_RELEASE_OPT_LEVEL overrides it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,6 +46,10 @@ else
 fi
 
 sanitizer=${FUZZ_SANITIZER:-none}
+# Short runs (the test suite's 10 s a target) build at opt-level 1: the build is most of their
+# time, and a crash names its file and line all the same (line tables). Longer runs build at
+# opt-level 3, for more executions a second.
+export CARGO_PROFILE_RELEASE_OPT_LEVEL="${CARGO_PROFILE_RELEASE_OPT_LEVEL:-$([ "$seconds" -le 60 ] && echo 1 || echo 3)}"
 # The fuzz crate is not a workspace member; keep its artifacts apart from the workspace's.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/fuzz"
 echo "fuzz: building ${#targets[@]} targets (sanitizer $sanitizer)"
