@@ -84,6 +84,10 @@ enum Command {
         /// of indexes built before it existed).
         #[arg(long)]
         no_whole_identifiers: bool,
+        /// Build without flags and absolute paths kept with their mark (`--out`, `/proc`) in
+        /// the analyzer (an ablation: the analyzer of indexes built before it existed).
+        #[arg(long)]
+        no_marked_identifiers: bool,
         /// Build BM25 over page fields instead of section documents (an ablation: the lexical
         /// index of indexes built before section documents).
         #[arg(long)]
@@ -174,9 +178,10 @@ fn main() -> ExitCode {
             let layout = Layout { keep_builds, directories_from, postings_head };
             build(&wiki, &out, layout, lenient, output, &dense)
         }
-        Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, page_fields, document_weights, dump_rankings, postings_head, cut_tails_below, dense } => {
+        Command::Eval { wiki, queries, sections, floors, baseline_command, grid, no_whole_identifiers, no_marked_identifiers, page_fields, document_weights, dump_rankings, postings_head, cut_tails_below, dense } => {
             let mut compile = CompileOptions { postings_head, cut_tails_below, ..CompileOptions::default() };
             compile.analyzer.whole_identifiers = !no_whole_identifiers;
+            compile.analyzer.marked_identifiers = !no_marked_identifiers;
             if page_fields {
                 compile.lexical_document = wikantik::lexical::DocumentModel::PageFields;
             }

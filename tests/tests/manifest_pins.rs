@@ -19,12 +19,12 @@ use wikantik_tests::{compile_dir_with_fixed_history, corpus, sample_wiki};
 const FIXED_UPDATED: i64 = 1_764_547_200;
 
 /// SHA-256 of the sample wiki's manifest (examples/wiki, lexical build). Last changed by the
-/// `graph-links` shards (each page-records shard's page links), so that following a page's
-/// links reads its part, not the whole graph.
-const SAMPLE_WIKI_MANIFEST: &str = "5a255220e1220fe678b7d166f54b2dd0934a14ec6bc1f6de6c32674facf1d34f";
+/// analyzer's marked identifiers (flags and absolute paths kept with their `--` / `/`: new
+/// terms, and `marked_identifiers` in the manifest's analyzer settings).
+const SAMPLE_WIKI_MANIFEST: &str = "ec105b00c891cd63d66ed846308434d08ac8ea245d5ea3766c0488c8c8c5ba9f";
 /// SHA-256 of the real corpus's manifest (the 1,201-page wiki kept beside the repository,
-/// lexical build). Last changed by the `graph-links` shards.
-const CORPUS_MANIFEST: &str = "69e1a3a4e234b5cc773a7ad68a489fa5717231ee4df2ddd04f7451291be55e1c";
+/// lexical build). Last changed by the analyzer's marked identifiers.
+const CORPUS_MANIFEST: &str = "b6d581738cb866cacc8088989ade1391c7586ab9a24ec29530a161b3086d7777";
 
 #[test]
 fn the_sample_wiki_builds_the_pinned_manifest() {

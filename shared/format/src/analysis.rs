@@ -11,7 +11,12 @@
 //! `kg-policy.sh`, `rrf.dense-weight`, `/api/structure/sitemap`, `--force-with-lease` (as
 //! `force-with-lease`), so a question that spells a configuration key, file, path or flag
 //! matches it exactly (a rare term, so a heavy one) and a question that describes it still
-//! matches its parts. Longer terms are kept too (config keys pass 40 characters). The same
+//! matches its parts. Longer terms are kept too (config keys pass 40 characters).
+//!
+//! With `marked_identifiers`, a command-line flag and an absolute path are also kept with the
+//! mark that makes them one: `--out`, `--api-key`, `/proc`, `/api/bundle`. Trimmed, `--out` is
+//! the common word `out` and `--api-key` the words of "API key"; marked, each is a term only
+//! text spelling the flag or path has. The same
 //! [`Analyzer`] value must be used at build and query time; its settings are recorded in the
 //! manifest so a reader analyzes queries exactly as the index was built.
 
@@ -31,11 +36,15 @@ pub struct AnalyzerConfig {
     /// off in indexes built before it existed, which are queried as they were built.
     #[serde(default)]
     pub whole_identifiers: bool,
+    /// Also emit flags and absolute paths with their leading `--` / `/` (`--out`, `/proc`);
+    /// off in indexes built before it existed.
+    #[serde(default)]
+    pub marked_identifiers: bool,
 }
 
 impl Default for AnalyzerConfig {
     fn default() -> Self {
-        AnalyzerConfig { stem: true, stop_words: true, split_identifiers: true, whole_identifiers: true }
+        AnalyzerConfig { stem: true, stop_words: true, split_identifiers: true, whole_identifiers: true, marked_identifiers: true }
     }
 }
 
@@ -71,11 +80,7 @@ impl Analyzer {
     /// The terms of `text`, in order, with repeats (term frequency matters).
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        if self.config.whole_identifiers {
-            for whole in compound_identifiers(text) {
-                self.push_term(&whole.to_lowercase(), &mut out);
-            }
-        }
+        self.push_identifiers(text, &mut out);
         for word in text.unicode_words() {
             // unicode_words keeps `_`-joined identifiers; dots and hyphens split words.
             let lower = word.to_lowercase();
@@ -98,11 +103,7 @@ impl Analyzer {
     /// search must not lose.
     pub fn query_identifiers(&self, query: &str) -> Vec<String> {
         let mut out = Vec::new();
-        if self.config.whole_identifiers {
-            for whole in compound_identifiers(query) {
-                self.push_term(&whole.to_lowercase(), &mut out);
-            }
-        }
+        self.push_identifiers(query, &mut out);
         for word in query.unicode_words() {
             let mixed = word.chars().any(char::is_alphabetic) && word.chars().any(|c| c.is_numeric());
             if mixed || identifier_parts(word).len() > 1 {
@@ -118,6 +119,21 @@ impl Analyzer {
     pub fn query_terms(&self, query: &str) -> Vec<String> {
         let mut seen = std::collections::BTreeSet::new();
         self.terms(query).into_iter().filter(|t| seen.insert(t.clone())).collect()
+    }
+
+    /// The marked (with `marked_identifiers`) and compound (with `whole_identifiers`)
+    /// identifiers of `text`, as terms.
+    fn push_identifiers(&self, text: &str, out: &mut Vec<String>) {
+        if self.config.marked_identifiers {
+            for marked in marked_identifiers(text) {
+                self.push_term(&marked.to_lowercase(), out);
+            }
+        }
+        if self.config.whole_identifiers {
+            for whole in compound_identifiers(text) {
+                self.push_term(&whole.to_lowercase(), out);
+            }
+        }
     }
 
     fn push_term(&self, lower: &str, out: &mut Vec<String>) {
@@ -154,6 +170,25 @@ fn compound_identifiers(text: &str) -> impl Iterator<Item = &str> {
             let mut words = run.unicode_words();
             words.next().is_some() && words.next().is_some()
         })
+}
+
+/// The flags and absolute paths of `text`: runs of letters, digits and
+/// [`IDENTIFIER_JOINERS`] opening with `--` or a single `/` and then a letter or digit, without
+/// trailing joiners (`--api-key`, `/proc`, `/api/bundle` of `GET /api/bundle?q=`). Markdown
+/// rules (`---`), comment marks and `//` are not.
+fn marked_identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || IDENTIFIER_JOINERS.contains(&c)))
+        .map(|run| run.trim_end_matches(|c: char| IDENTIFIER_JOINERS.contains(&c)))
+        .filter(|run| {
+            let rest = run.strip_prefix("--").filter(|r| !r.starts_with('-')).or_else(|| run.strip_prefix('/').filter(|r| !r.starts_with('/')));
+            rest.and_then(|r| r.chars().next()).is_some_and(char::is_alphanumeric)
+        })
+}
+
+/// Whether `term` is a marked identifier's ([`marked_identifiers`]): no other term starts with
+/// `--` or `/` (compounds are trimmed of joiners, and words hold none at their start).
+pub fn is_marked_term(term: &str) -> bool {
+    term.starts_with("--") || term.starts_with('/')
 }
 
 /// Split an identifier at `_`, at lower→upper case changes, at the end of an upper-case
@@ -204,7 +239,7 @@ mod tests {
     use super::*;
 
     fn plain() -> Analyzer {
-        Analyzer::new(AnalyzerConfig { stem: false, stop_words: false, split_identifiers: true, whole_identifiers: false })
+        Analyzer::new(AnalyzerConfig { stem: false, stop_words: false, split_identifiers: true, whole_identifiers: false, marked_identifiers: false })
     }
 
     fn whole() -> Analyzer {
@@ -238,6 +273,34 @@ mod tests {
         let key = "wikantik.bundle.coverage.strong_similarity";
         assert_eq!(whole().terms(key)[0], key);
         assert!(plain().terms(key).iter().all(|t| t != key), "older indexes dropped them");
+    }
+
+    fn marked() -> Analyzer {
+        Analyzer::new(AnalyzerConfig { marked_identifiers: true, ..whole().config() })
+    }
+
+    /// Flags and absolute paths keep their mark (as well as their parts), so `--out` is not the
+    /// word `out` nor `--api-key` the words "API key"; rules, comments and `//` are no marks.
+    #[test]
+    fn flags_and_absolute_paths_are_kept_with_their_mark() {
+        assert_eq!(marked().terms("run with --out dir"), vec!["--out", "run", "with", "out", "dir"]);
+        assert_eq!(marked().terms("--api-key, or"), vec!["--api-key", "api-key", "api", "key", "or"]);
+        assert_eq!(marked().terms("GET /api/bundle?q=x"), vec!["/api/bundle", "api/bundle", "get", "api", "bundle", "q", "x"]);
+        assert_eq!(marked().terms("see /proc."), vec!["/proc", "see", "proc"]);
+        assert!(marked().terms("--- a -- b --- // c /// d ---e").iter().all(|t| !t.starts_with(['-', '/'])));
+        assert_eq!(marked().terms("and/or"), whole().terms("and/or"), "no mark inside a run");
+        // A query spelling a flag or a path names it as an identifier, exactly.
+        let a = Analyzer::new(AnalyzerConfig::default());
+        assert_eq!(a.query_identifiers("what does --out do"), vec!["--out"]);
+        assert_eq!(a.query_identifiers("mounted at /proc"), vec!["/proc"]);
+        assert!(a.query_identifiers("the out flag").is_empty());
+        // Only marked terms are marked: they add no length to a document.
+        let terms = a.terms("run --out and --api-key at /api/bundle and/or /proc, a-b_c.d `x/y` ---");
+        let marked: Vec<&String> = terms.iter().filter(|t| is_marked_term(t)).collect();
+        assert_eq!(marked, ["--out", "--api-key", "/api/bundle", "/proc"]);
+        // Older indexes (no `marked_identifiers` in their manifest) analyze as they were built.
+        let old: AnalyzerConfig = serde_json::from_str(r#"{"stem":true,"stop_words":true,"split_identifiers":true,"whole_identifiers":true}"#).unwrap();
+        assert!(!old.marked_identifiers);
     }
 
     #[test]

@@ -466,8 +466,10 @@ impl<'a> LexicalIndexBuilder<'a> {
     fn add_terms(&mut self, key: u64, field: Field, terms: Vec<String>) {
         let stats = &mut self.stats[field.index()];
         stats.docs += 1;
-        stats.total_len += terms.len() as u64;
-        let len = terms.len() as u32;
+        // A flag's or path's marked form is a second spelling of words already counted: it is
+        // an exact key, not more text, so it leaves the length (and BM25's normalisation) be.
+        let len = terms.iter().filter(|t| !crate::analysis::is_marked_term(t)).count() as u32;
+        stats.total_len += u64::from(len);
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
         for term in terms {
             *counts.entry(term).or_default() += 1;
@@ -1006,6 +1008,26 @@ mod tests {
         let list = QueryList { postings, weight: 1.0, avg: 2.0, bound: posting_score(&params, 1.0, 2.0, 1, 3) };
         let found = top_sections_pruned(&[list], &params, 10);
         assert_eq!(found.iter().map(|s| s.key.0).collect::<Vec<_>>(), vec![2], "{found:?}");
+    }
+
+    /// A flag's marked form (`--out`) is a posting of its own but no length: a section
+    /// spelling the flag is as long as one spelling the word.
+    #[test]
+    fn marked_identifiers_add_postings_but_no_length() {
+        let analyzer = Analyzer::new(AnalyzerConfig::default());
+        let mut b = LexicalIndexBuilder::new(&analyzer, DocumentModel::Section { weights: DocumentWeights::default() });
+        b.add_section_terms(SectionKey::new(1, 0), analyzer.terms("write the index with --out here"));
+        b.add_section_terms(SectionKey::new(2, 0), analyzer.terms("write the index with out here"));
+        b.count_page();
+        b.count_page();
+        let (stats, entries) = b.finish();
+        let postings = |term: &str| entries.iter().find(|e| e.term == term).map(|e| e.postings[0].decode().unwrap()).unwrap_or_default();
+        let flag = postings("--out");
+        assert_eq!(flag.iter().map(|p| p.key).collect::<Vec<_>>(), vec![SectionKey::new(1, 0).0]);
+        let index = postings("index");
+        assert_eq!(index.len(), 2);
+        assert_eq!(index[0].len, index[1].len, "{index:?}");
+        assert_eq!(stats.field(Field::Body).total_len, 2 * u64::from(index[0].len));
     }
 
     /// A cursor seeks the first key at or after the one asked for, from wherever it is.
