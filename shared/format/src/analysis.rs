@@ -123,15 +123,19 @@ impl Analyzer {
 
     /// The marked (with `marked_identifiers`) and compound (with `whole_identifiers`)
     /// identifiers of `text`, as terms.
+    /// One pass over the text's identifier runs serves both.
     fn push_identifiers(&self, text: &str, out: &mut Vec<String>) {
-        if self.config.marked_identifiers {
-            for marked in marked_identifiers(text) {
-                self.push_term(&marked.to_lowercase(), out);
-            }
+        let AnalyzerConfig { marked_identifiers, whole_identifiers, .. } = self.config;
+        if !(marked_identifiers || whole_identifiers) {
+            return;
         }
-        if self.config.whole_identifiers {
-            for whole in compound_identifiers(text) {
-                self.push_term(&whole.to_lowercase(), out);
+        for run in identifier_runs(text) {
+            if marked_identifiers && is_marked(run) {
+                self.push_term(&run.to_lowercase(), out);
+            }
+            let inner = run.trim_start_matches(|c: char| IDENTIFIER_JOINERS.contains(&c));
+            if whole_identifiers && is_compound(inner) {
+                self.push_term(&inner.to_lowercase(), out);
             }
         }
     }
@@ -158,34 +162,31 @@ impl bm25::Tokenizer for Analyzer {
     }
 }
 
-/// The compound identifiers of `text`: maximal runs of letters, digits and
-/// [`IDENTIFIER_JOINERS`], without leading and trailing joiners (`--force-with-lease` →
-/// `force-with-lease`, `/api/bundle.` → `api/bundle`), that UAX #29 would cut into several
-/// words (so `dense-weight` and `api/bundle` are compounds; `allowedOrigins`, `rrf_k` and `1.5`
-/// are single words already and are not repeated).
-fn compound_identifiers(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || IDENTIFIER_JOINERS.contains(&c)))
-        .map(|run| run.trim_matches(|c: char| IDENTIFIER_JOINERS.contains(&c)))
-        .filter(|run| {
-            let mut words = run.unicode_words();
-            words.next().is_some() && words.next().is_some()
-        })
-}
-
-/// The flags and absolute paths of `text`: runs of letters, digits and
-/// [`IDENTIFIER_JOINERS`] opening with `--` or a single `/` and then a letter or digit, without
-/// trailing joiners (`--api-key`, `/proc`, `/api/bundle` of `GET /api/bundle?q=`). Markdown
-/// rules (`---`), comment marks and `//` are not.
-fn marked_identifiers(text: &str) -> impl Iterator<Item = &str> {
+/// The maximal runs of letters, digits and [`IDENTIFIER_JOINERS`] of `text`, without trailing
+/// joiners (`/api/bundle.` → `/api/bundle`).
+fn identifier_runs(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_alphanumeric() || IDENTIFIER_JOINERS.contains(&c)))
         .map(|run| run.trim_end_matches(|c: char| IDENTIFIER_JOINERS.contains(&c)))
-        .filter(|run| {
-            let rest = run.strip_prefix("--").filter(|r| !r.starts_with('-')).or_else(|| run.strip_prefix('/').filter(|r| !r.starts_with('/')));
-            rest.and_then(|r| r.chars().next()).is_some_and(char::is_alphanumeric)
-        })
 }
 
-/// Whether `term` is a marked identifier's ([`marked_identifiers`]): no other term starts with
+/// Whether a run (without leading joiners: `--force-with-lease` → `force-with-lease`) is a
+/// compound identifier, one that UAX #29 would cut into several words (so `dense-weight` and
+/// `api/bundle` are compounds; `allowedOrigins`, `rrf_k` and `1.5` are single words already and
+/// are not repeated).
+fn is_compound(run: &str) -> bool {
+    let mut words = run.unicode_words();
+    words.next().is_some() && words.next().is_some()
+}
+
+/// Whether a run is a flag or an absolute path: it opens with `--` or a single `/` and then a
+/// letter or digit (`--api-key`, `/proc`, `/api/bundle` of `GET /api/bundle?q=`). Markdown
+/// rules (`---`), comment marks and `//` are not.
+fn is_marked(run: &str) -> bool {
+    let rest = run.strip_prefix("--").filter(|r| !r.starts_with('-')).or_else(|| run.strip_prefix('/').filter(|r| !r.starts_with('/')));
+    rest.and_then(|r| r.chars().next()).is_some_and(char::is_alphanumeric)
+}
+
+/// Whether `term` is a marked identifier's ([`is_marked`]): no other term starts with
 /// `--` or `/` (compounds are trimmed of joiners, and words hold none at their start).
 pub fn is_marked_term(term: &str) -> bool {
     term.starts_with("--") || term.starts_with('/')
